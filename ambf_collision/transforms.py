@@ -1,0 +1,197 @@
+"""Rotations and rigid transforms (REP-103: metres, radians, right-handed).
+
+Quaternions are ``[x, y, z, w]`` (the ROS ``geometry_msgs/Quaternion`` order).
+A rigid transform is a pair ``(R, t)``: ``x_parent = R @ x_child + t``.
+Every function accepts a leading batch shape (``(..., 3)``, ``(..., 4)``,
+``(..., 3, 3)``) and works without Python loops.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "quat_to_matrix",
+    "matrix_to_quat",
+    "rpy_to_matrix",
+    "matrix_to_rpy",
+    "axis_angle_to_matrix",
+    "rotation_between",
+    "compose",
+    "invert",
+]
+
+
+def quat_to_matrix(q) -> np.ndarray:
+    """Rotation matrices ``(..., 3, 3)`` from quaternions ``(..., 4)`` [x, y, z, w].
+
+    The quaternion is normalised first; a zero quaternion gives the identity.
+    """
+    q = np.asarray(q, dtype=float)
+    n = np.linalg.norm(q, axis=-1, keepdims=True)
+    ident = np.zeros_like(q)
+    ident[..., 3] = 1.0
+    q = np.where(n > 0.0, q / np.where(n > 0.0, n, 1.0), ident)
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    out = np.empty(q.shape[:-1] + (3, 3))
+    out[..., 0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    out[..., 0, 1] = 2.0 * (x * y - z * w)
+    out[..., 0, 2] = 2.0 * (x * z + y * w)
+    out[..., 1, 0] = 2.0 * (x * y + z * w)
+    out[..., 1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    out[..., 1, 2] = 2.0 * (y * z - x * w)
+    out[..., 2, 0] = 2.0 * (x * z - y * w)
+    out[..., 2, 1] = 2.0 * (y * z + x * w)
+    out[..., 2, 2] = 1.0 - 2.0 * (x * x + y * y)
+    return out
+
+
+def matrix_to_quat(R) -> np.ndarray:
+    """Quaternions ``(..., 4)`` [x, y, z, w] with ``w >= 0`` from rotation matrices."""
+    R = np.asarray(R, dtype=float)
+    m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
+    # Four candidate solutions; take the numerically largest denominator per item.
+    cand = np.stack(
+        [
+            1.0 + m00 + m11 + m22,
+            1.0 + m00 - m11 - m22,
+            1.0 - m00 + m11 - m22,
+            1.0 - m00 - m11 + m22,
+        ],
+        axis=-1,
+    )
+    k = np.argmax(cand, axis=-1)
+    s = np.sqrt(np.maximum(np.take_along_axis(cand, k[..., None], -1)[..., 0], 1e-300)) * 2.0
+    q = np.empty(R.shape[:-2] + (4,))
+    # k == 0: w largest
+    w0 = np.stack(
+        [
+            (R[..., 2, 1] - R[..., 1, 2]) / s,
+            (R[..., 0, 2] - R[..., 2, 0]) / s,
+            (R[..., 1, 0] - R[..., 0, 1]) / s,
+            0.25 * s,
+        ],
+        -1,
+    )
+    x0 = np.stack(
+        [
+            0.25 * s,
+            (R[..., 0, 1] + R[..., 1, 0]) / s,
+            (R[..., 0, 2] + R[..., 2, 0]) / s,
+            (R[..., 2, 1] - R[..., 1, 2]) / s,
+        ],
+        -1,
+    )
+    y0 = np.stack(
+        [
+            (R[..., 0, 1] + R[..., 1, 0]) / s,
+            0.25 * s,
+            (R[..., 1, 2] + R[..., 2, 1]) / s,
+            (R[..., 0, 2] - R[..., 2, 0]) / s,
+        ],
+        -1,
+    )
+    z0 = np.stack(
+        [
+            (R[..., 0, 2] + R[..., 2, 0]) / s,
+            (R[..., 1, 2] + R[..., 2, 1]) / s,
+            0.25 * s,
+            (R[..., 1, 0] - R[..., 0, 1]) / s,
+        ],
+        -1,
+    )
+    kk = k[..., None]
+    q = np.where(kk == 0, w0, np.where(kk == 1, x0, np.where(kk == 2, y0, z0)))
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(q[..., 3:4] < 0.0, -q, q)
+
+
+def rpy_to_matrix(roll, pitch, yaw) -> np.ndarray:
+    """``R = Rz(yaw) @ Ry(pitch) @ Rx(roll)`` (fixed-axis XYZ, as URDF and AMBF), radians."""
+    r, p, y = np.broadcast_arrays(
+        np.asarray(roll, float), np.asarray(pitch, float), np.asarray(yaw, float)
+    )
+    cr, sr = np.cos(r), np.sin(r)
+    cp, sp = np.cos(p), np.sin(p)
+    cy, sy = np.cos(y), np.sin(y)
+    out = np.empty(r.shape + (3, 3))
+    out[..., 0, 0] = cy * cp
+    out[..., 0, 1] = cy * sp * sr - sy * cr
+    out[..., 0, 2] = cy * sp * cr + sy * sr
+    out[..., 1, 0] = sy * cp
+    out[..., 1, 1] = sy * sp * sr + cy * cr
+    out[..., 1, 2] = sy * sp * cr - cy * sr
+    out[..., 2, 0] = -sp
+    out[..., 2, 1] = cp * sr
+    out[..., 2, 2] = cp * cr
+    return out
+
+
+def matrix_to_rpy(R) -> np.ndarray:
+    """Inverse of :func:`rpy_to_matrix`: ``(..., 3)`` [roll, pitch, yaw] in radians."""
+    R = np.asarray(R, dtype=float)
+    pitch = np.arcsin(np.clip(-R[..., 2, 0], -1.0, 1.0))
+    roll = np.arctan2(R[..., 2, 1], R[..., 2, 2])
+    yaw = np.arctan2(R[..., 1, 0], R[..., 0, 0])
+    return np.stack([roll, pitch, yaw], axis=-1)
+
+
+def axis_angle_to_matrix(axis, angle) -> np.ndarray:
+    """Rotation by ``angle`` (rad) about ``axis`` (normalised here; zero axis: identity)."""
+    axis = np.asarray(axis, dtype=float)
+    angle = np.asarray(angle, dtype=float)
+    n = np.linalg.norm(axis, axis=-1, keepdims=True)
+    u = np.where(n > 0.0, axis / np.where(n > 0.0, n, 1.0), 0.0)
+    shape = np.broadcast_shapes(u.shape[:-1], angle.shape)
+    u = np.broadcast_to(u, shape + (3,))
+    c = np.broadcast_to(np.cos(angle), shape)
+    s = np.broadcast_to(np.sin(angle), shape)
+    C = 1.0 - c
+    x, y, z = u[..., 0], u[..., 1], u[..., 2]
+    out = np.empty(shape + (3, 3))
+    out[..., 0, 0] = c + x * x * C
+    out[..., 0, 1] = x * y * C - z * s
+    out[..., 0, 2] = x * z * C + y * s
+    out[..., 1, 0] = y * x * C + z * s
+    out[..., 1, 1] = c + y * y * C
+    out[..., 1, 2] = y * z * C - x * s
+    out[..., 2, 0] = z * x * C - y * s
+    out[..., 2, 1] = z * y * C + x * s
+    out[..., 2, 2] = c + z * z * C
+    return out
+
+
+def rotation_between(v1, v2) -> np.ndarray:
+    """AMBF's ``R(v1 -> v2)`` (single vectors): the rotation taking ``v1`` onto ``v2``.
+
+    As AMBF's ``afUtils::getRotBetweenVectors``: the angle between the normalised
+    vectors about ``v1 x v2``; identity when the angle is under 0.001 rad; for
+    antiparallel vectors (angle over 3.14 rad) a rotation by pi about ``v1 x x``
+    (about ``v2 x y`` when ``v1`` is parallel to x).
+    """
+    a = np.asarray(v1, dtype=float)
+    b = np.asarray(v2, dtype=float)
+    a = a / np.linalg.norm(a)
+    b = b / np.linalg.norm(b)
+    angle = float(np.arccos(np.clip(a @ b, -1.0, 1.0)))
+    if angle < 0.001:
+        return np.eye(3)
+    if angle > 3.14:
+        axis = np.cross(a, [1.0, 0.0, 0.0])
+        if np.linalg.norm(axis) < 1e-9:
+            axis = np.cross(b, [0.0, 1.0, 0.0])
+        return axis_angle_to_matrix(axis, np.pi)
+    return axis_angle_to_matrix(np.cross(a, b), angle)
+
+
+def compose(R1, t1, R2, t2):
+    """``(R1, t1) * (R2, t2)``: apply ``(R2, t2)`` first, then ``(R1, t1)``."""
+    R1 = np.asarray(R1, float)
+    R2 = np.asarray(R2, float)
+    return R1 @ R2, (R1 @ np.asarray(t2, float)[..., None])[..., 0] + np.asarray(t1, float)
+
+
+def invert(R, t):
+    """Inverse transform of ``(R, t)``."""
+    Rt = np.swapaxes(np.asarray(R, float), -1, -2)
+    return Rt, -(Rt @ np.asarray(t, float)[..., None])[..., 0]
