@@ -1,0 +1,46 @@
+"""``ambf-collision``: the command-line tool of the core library (no ROS needed).
+
+Subcommands (each module registers its own):
+  distance FILE.json          signed distances between shapes given as JSON
+  pairs FILE...               the body pairs AMBF checks, and the ignored ones with the rule
+  check FILE... [--probes P]  body poses, contacts, minimum distance (and tactile probes)
+
+Exit status: 0 on success, 2 on bad input (one clear message on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ambf_collision import cli_distance, cli_model
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ambf-collision",
+        description=(
+            "Exact signed distances, contacts and tactile probes for AMBF ADF files. "
+            "Units: metres and radians; positions in the world frame."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    cli_distance.register(sub)
+    cli_model.register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # e.g. `ambf-collision pairs ... | head`
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
