@@ -1,0 +1,365 @@
+"""ROS-free node logic: joint-state merging and validation, status, staleness, rate cap with
+coalescing, warning throttle and the never-NaN guarantee.
+
+A small scripted stand-in for the model records exactly which joint positions the monitor handed
+to it, so each test checks the monitor's decisions against values written here by hand.
+The real demo model is exercised in test_demo_model.py.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from ambf_collision import monitor as mon
+from ambf_collision.monitor import (
+    STATUS_BAD_JOINT_STATE,
+    STATUS_DISABLED,
+    STATUS_NO_JOINT_STATE,
+    STATUS_OK,
+    STATUS_STALE_JOINT_STATE,
+    STATUS_TF_UNAVAILABLE,
+    CollisionMonitor,
+    JointStateMerger,
+    MonitorConfig,
+    RateLimiter,
+    WarningThrottle,
+)
+
+
+class ScriptedModel:
+    """Records the positions it is given; reports one pair whose distance is 1 - q[0] (m)."""
+
+    def __init__(self, joint_names=("a", "b", "c"), contact_overrides=None, min_distance=None):
+        self.joint_names = list(joint_names)
+        self.calls = []
+        self.contact_overrides = contact_overrides or {}
+        self.min_distance_override = min_distance
+
+    def create_data(self):
+        return SimpleNamespace(q=np.zeros(len(self.joint_names)))
+
+    def set_joint_positions(self, data, names, positions):
+        unknown = []
+        for n, p in zip(names, positions):
+            if n in self.joint_names:
+                data.q[self.joint_names.index(n)] = p
+            else:
+                unknown.append(n)
+        return unknown
+
+    def evaluate(self, data, root_poses=None, report_distance=0.05):
+        self.calls.append(data.q.copy())
+        d = 1.0 - (data.q[0] if data.q.size else 0.0)
+        c = dict(body_1="x", body_2="y", shape_1=-1, shape_2=-1, distance=d,
+                 point_1=np.zeros(3), point_2=np.array([0.0, 0.0, d]),
+                 position=np.array([0.0, 0.0, d / 2]), normal=np.array([0.0, 0.0, 1.0]))
+        c.update(self.contact_overrides)
+        bad = SimpleNamespace(**{**c, "distance": float("nan")}) if self.contact_overrides.get(
+            "_extra_nan") else None
+        contacts = [SimpleNamespace(**{k: v for k, v in c.items() if not k.startswith("_")})]
+        if bad is not None:
+            contacts.append(bad)
+        md = d if self.min_distance_override is None else self.min_distance_override
+        return SimpleNamespace(min_distance=md, pairs_checked=1, distances=np.array([d]),
+                               contacts=contacts)
+
+
+def make(joints=("a", "b", "c"), **cfg):
+    model = ScriptedModel(joints)
+    return model, CollisionMonitor(model, MonitorConfig(**cfg))
+
+
+# ----------------------------------------------------------------------------- merging
+
+
+def test_partial_states_merge_by_name_and_wait_for_every_joint():
+    model, m = make()
+    assert m.step(0.0).status == STATUS_NO_JOINT_STATE
+    m.on_joint_state(["b", "a"], [0.2, 0.1], stamp=1.0, now=1.0)
+    out = m.step(1.0)
+    assert out.status == STATUS_NO_JOINT_STATE and "c" in out.reason and not out.evaluated
+    assert model.calls == []  # nothing is evaluated with joints never received
+    m.on_joint_state(["c"], [0.3], stamp=1.01, now=1.01)
+    out = m.step(1.01)
+    assert out.status == STATUS_OK and out.evaluated and out.stamp == 1.01
+    np.testing.assert_array_equal(model.calls[-1], [0.1, 0.2, 0.3])
+    # a later partial message changes only its own joints
+    m.on_joint_state(["a"], [-0.5], stamp=1.02, now=1.02)
+    m.step(1.02)
+    np.testing.assert_array_equal(model.calls[-1], [-0.5, 0.2, 0.3])
+    assert math.isclose(out.min_distance, 1.0 - 0.1)
+
+
+def test_model_without_joints_is_ok_without_any_joint_state():
+    model, m = make(joints=())
+    out = m.step(5.0)
+    assert out.status == STATUS_OK and out.evaluated and out.pairs_checked == 1
+
+
+def test_required_joints_limit_what_must_arrive():
+    model = ScriptedModel()
+    m = CollisionMonitor(model, MonitorConfig(), required_joints=["a"])
+    m.on_joint_state(["a"], [0.25], 1.0, 1.0)
+    out = m.step(1.0)
+    assert out.status == STATUS_OK
+    np.testing.assert_array_equal(model.calls[-1], [0.25, 0.0, 0.0])
+
+
+# ----------------------------------------------------------------------------- bad input
+
+BAD_MESSAGES = [
+    # names, positions, stamp offset, code, words in the reason
+    (["a", "b"], [0.1], 0.0, "length", "2 names but 1 positions"),
+    (["a", "b", "c"], [0.1, float("nan"), 0.3], 0.0, "non_finite", "'b' has a non-finite"),
+    (["a", "b", "c"], [0.1, 0.2, float("inf")], 0.0, "non_finite", "'c' has a non-finite"),
+    (["a", "zz"], [0.1, 0.2], 0.0, "unknown", "unknown joint name(s) 'zz'"),
+    (["a", ""], [0.1, 0.2], 0.0, "empty_name", "joint name #1 is empty"),
+    (["a", "a"], [0.1, 0.2], 0.0, "duplicate", "'a' appears twice"),
+    (["a"], [0.1], +2.0, "future", "in the future"),
+    (["a"], [0.1], -100.0, "past", "in the past"),
+    (["a"], [0.1], float("nan"), "bad_stamp", "not finite"),
+]
+
+
+@pytest.mark.parametrize("names,positions,dt,code,words", BAD_MESSAGES)
+def test_bad_message_is_rejected_whole_and_last_good_state_kept(names, positions, dt, code, words):
+    model, m = make()
+    m.on_joint_state(["a", "b", "c"], [0.4, 0.5, 0.6], 10.0, 10.0)
+    assert m.step(10.0).status == STATUS_OK
+    accepted, reason = m.on_joint_state(names, positions, 10.1 + dt, 10.1)
+    assert not accepted and words in reason and m.merger.last_code == code
+    out = m.step(10.1)
+    assert out.status == STATUS_BAD_JOINT_STATE and words in out.reason
+    assert out.evaluated  # the last good state is still evaluated...
+    np.testing.assert_array_equal(model.calls[-1], [0.4, 0.5, 0.6])  # ...unchanged
+    assert out.stamp == 10.0
+    assert any(words in w for w in out.warnings)
+    # BAD persists on heartbeats until the next good message, which clears it
+    assert m.step(10.15).status == STATUS_BAD_JOINT_STATE
+    m.on_joint_state(["a"], [0.7], 10.2, 10.2)
+    out = m.step(10.2)
+    assert out.status == STATUS_OK and out.reason == ""
+    np.testing.assert_array_equal(model.calls[-1], [0.7, 0.5, 0.6])
+
+
+def test_bad_message_before_any_good_one_is_reported_and_nothing_evaluated():
+    model, m = make()
+    m.on_joint_state(["a", "b", "c"], [0.0, float("nan"), 0.0], 1.0, 1.0)
+    out = m.step(1.0)
+    assert out.status == STATUS_BAD_JOINT_STATE and not out.evaluated
+    assert out.min_distance == math.inf and out.pairs_checked == 0 and out.contacts == []
+    assert model.calls == []
+
+
+def test_unknown_joints_can_be_ignored_by_option():
+    model, m = make(ignore_unknown_joints=True)
+    ok, _ = m.on_joint_state(["a", "b", "c", "gripper"], [0.1, 0.2, 0.3, 9.0], 1.0, 1.0)
+    assert ok
+    m.step(1.0)
+    np.testing.assert_array_equal(model.calls[-1], [0.1, 0.2, 0.3])
+
+
+def test_unstamped_messages_use_arrival_time_or_are_refused():
+    _, m = make()
+    ok, _ = m.on_joint_state(["a", "b", "c"], [0, 0, 0], 0.0, 50.0)
+    assert ok and m.merger.stamp == 50.0
+    _, m = make(accept_unstamped=False)
+    ok, reason = m.on_joint_state(["a", "b", "c"], [0, 0, 0], 0.0, 50.0)
+    assert not ok and "not stamped" in reason
+
+
+def test_stamp_within_future_tolerance_is_accepted():
+    _, m = make(future_tolerance=0.5)
+    assert m.on_joint_state(["a", "b", "c"], [0, 0, 0], 10.4, 10.0)[0]
+    assert not m.on_joint_state(["a", "b", "c"], [0, 0, 0], 10.6, 10.0)[0]
+
+
+# ----------------------------------------------------------------------------- staleness etc.
+
+
+def test_stale_after_timeout_still_evaluated_and_timeout_zero_disables():
+    model, m = make(joint_state_timeout=0.5)
+    m.on_joint_state(["a", "b", "c"], [0.1, 0.2, 0.3], 3.0, 3.0)
+    assert m.step(3.5).status == STATUS_OK  # exactly at the timeout: not yet stale
+    out = m.step(3.6)
+    assert out.status == STATUS_STALE_JOINT_STATE and out.evaluated
+    assert math.isclose(out.joint_state_age, 0.6) and "0.600 s old" in out.reason
+    m.update_config(joint_state_timeout=0.0)
+    assert m.step(1000.0).status == STATUS_OK
+
+
+def test_one_stopped_publisher_makes_the_state_stale():
+    """Per-joint stamps: 'c' stops while 'a', 'b' keep coming."""
+    _, m = make(joint_state_timeout=0.5)
+    m.on_joint_state(["c"], [0.0], 0.0 + 1.0, 1.0)
+    for k in range(10):
+        t = 1.0 + 0.1 * k
+        m.on_joint_state(["a", "b"], [0.0, 0.0], t, t)
+    out = m.step(1.9)
+    assert out.status == STATUS_STALE_JOINT_STATE and math.isclose(out.joint_state_age, 0.9)
+    assert out.stamp == pytest.approx(1.9)
+
+
+def test_disabled_and_tf_unavailable_do_not_evaluate():
+    model, m = make()
+    m.on_joint_state(["a", "b", "c"], [0, 0, 0], 1.0, 1.0)
+    out = m.step(1.0, tf_ok=False)
+    assert out.status == STATUS_TF_UNAVAILABLE and not out.evaluated and out.min_distance == math.inf
+    m.set_enabled(False, 1.1)
+    out = m.poll(1.1)
+    assert out is not None and out.status == STATUS_DISABLED and not out.evaluated
+    assert model.calls == []
+    m.set_enabled(True, 1.2)
+    assert m.poll(1.2).status == STATUS_OK and len(model.calls) == 1
+
+
+def test_heartbeat_when_nothing_arrives():
+    _, m = make(heartbeat_rate=2.0)
+    assert m.poll(0.0).status == STATUS_NO_JOINT_STATE  # first heartbeat at once
+    assert m.poll(0.3) is None
+    assert m.poll(0.5) is not None
+    assert m.poll(0.9) is None
+
+
+# ----------------------------------------------------------------------------- rate cap
+
+
+def test_rate_cap_defers_and_coalesces_without_losing_the_latest_state():
+    model, m = make(max_rate=100.0)  # at most one evaluation per 10 ms
+    outputs = []
+    for k in range(10):  # 1 kHz input for 10 ms
+        t = 1.0 + 0.001 * k
+        m.on_joint_state(["a", "b", "c"], [0.01 * k, 0.0, 0.0], t, t)
+        o = m.poll(t)
+        if o is not None:
+            outputs.append(o)
+    assert len(outputs) == 1 and outputs[0].time == 1.0
+    assert m.next_wakeup() == pytest.approx(1.01)
+    assert m.poll(1.0095) is None
+    late = m.poll(1.01)  # the deferred evaluation runs with the newest state
+    assert late is not None and late.evaluated
+    np.testing.assert_allclose(model.calls[-1], [0.09, 0.0, 0.0])
+    assert m.limiter.requests == 10 and m.limiter.deferred == 1 and m.limiter.coalesced == 8
+    assert m.next_wakeup() is None and m.poll(1.02) is None  # nothing pending, nothing lost
+
+
+def test_rate_cap_over_one_second_of_1khz_input():
+    model, m = make(max_rate=250.0, heartbeat_rate=0.0)
+    n_eval = 0
+    for k in range(1000):
+        t = 0.001 * k
+        m.on_joint_state(["a", "b", "c"], [k * 1e-4, 0, 0], t, t)
+        n_eval += m.poll(t) is not None
+    n_eval += m.poll(1.0) is not None
+    assert n_eval == 251  # every 4 ms, plus the deferred last one flushed at t = 1.0
+    np.testing.assert_allclose(model.calls[-1][0], 999e-4)
+    assert m.limiter.requests == 1000
+
+
+def test_no_cap_evaluates_every_message():
+    model, m = make(max_rate=0.0)
+    for k in range(20):
+        m.on_joint_state(["a", "b", "c"], [0, 0, 0], k * 1e-4, k * 1e-4 + 1e-9)
+        assert m.poll(k * 1e-4 + 1e-9) is not None
+
+
+def test_rate_limiter_alone():
+    r = RateLimiter(10.0)
+    r.request(0.0)
+    assert r.due(0.0)
+    r.mark(0.0)
+    r.request(0.05)
+    assert not r.due(0.05) and r.next_time() == pytest.approx(0.1) and r.due(0.1)
+
+
+# ----------------------------------------------------------------------------- never NaN
+
+
+def test_non_finite_contact_is_dropped_and_reported():
+    model = ScriptedModel(contact_overrides={"normal": np.array([np.nan, 0.0, 1.0])})
+    m = CollisionMonitor(model, MonitorConfig())
+    m.on_joint_state(["a", "b", "c"], [0, 0, 0], 1.0, 1.0)
+    out = m.step(1.0)
+    assert out.contacts == [] and out.dropped_contacts == 1
+    assert any("non-finite" in w for w in out.warnings)
+
+
+def test_nan_min_distance_is_recomputed_from_finite_distances():
+    model = ScriptedModel(min_distance=float("nan"), contact_overrides={"_extra_nan": True})
+    m = CollisionMonitor(model, MonitorConfig())
+    m.on_joint_state(["a", "b", "c"], [0.25, 0, 0], 1.0, 1.0)
+    out = m.step(1.0)
+    assert out.min_distance == pytest.approx(0.75)
+    assert len(out.contacts) == 1 and out.dropped_contacts == 1
+    for c in out.contacts:
+        assert all(np.isfinite(getattr(c, k)).all() for k in ("point_1", "point_2", "normal"))
+
+
+def test_non_finite_probe_values_are_zeroed():
+    pr = SimpleNamespace(
+        in_contact=np.array([True, True]), depth=np.array([0.001, np.nan]),
+        area=np.array([1e-6, 1e-6]), force=np.array([[0, 0, 2.0], [0, np.inf, 0]]),
+        force_body=np.zeros((2, 3)), contact_normal=np.array([[0, 0, 1.0], [0, 0, 1.0]]),
+        position=np.zeros((2, 3)), normal=np.zeros((2, 3)),
+        distance=np.array([-0.001, np.nan]), patch_force=np.array([[0, np.inf, 2.0]]),
+        patch_area=np.array([2e-6]))
+    model = ScriptedModel()
+    m = CollisionMonitor(model, MonitorConfig(), probes=lambda model, data, result: pr)
+    m.on_joint_state(["a", "b", "c"], [0, 0, 0], 1.0, 1.0)
+    out = m.step(1.0)
+    assert out.probes is pr
+    assert pr.in_contact.tolist() == [True, False] and pr.distance[1] == np.inf
+    np.testing.assert_array_equal(pr.force, [[0, 0, 2.0], [0, 0, 0]])
+    np.testing.assert_array_equal(pr.patch_force, [[0, 0, 2.0]])
+    assert any("probe" in w for w in out.warnings)
+
+
+# ----------------------------------------------------------------------------- misc
+
+
+def test_warning_throttle_one_per_reason_per_period():
+    w = WarningThrottle(5.0)
+    assert w("x", "first", 0.0) == "first"
+    assert w("x", "again", 1.0) is None and w("x", "again", 4.9) is None
+    assert w("y", "other", 1.0) == "other"
+    assert w("x", "later", 5.0) == "later (2 similar suppressed)"
+
+
+def test_rejected_messages_warn_once_per_period():
+    _, m = make(warning_period=1.0)
+    for k in range(5):
+        m.on_joint_state(["a"], [float("nan")], 1.0 + 0.1 * k, 1.0 + 0.1 * k)
+    out = m.step(1.5)
+    assert len([w for w in out.warnings if "rejected" in w]) == 1
+
+
+@pytest.mark.parametrize("key,value", [("joint_state_timeout", -1.0), ("max_rate", float("nan")),
+                                       ("report_distance", -0.01), ("max_stamp_age", 0.0)])
+def test_invalid_parameter_is_refused_and_config_kept(key, value):
+    _, m = make()
+    before = dict(m.config.__dict__)
+    with pytest.raises(ValueError, match=key):
+        m.update_config(**{key: value})
+    assert m.config.__dict__ == before
+
+
+def test_accepted_parameter_change_takes_effect():
+    _, m = make()
+    m.update_config(max_rate=50.0, report_distance=0.02)
+    assert m.limiter.period == pytest.approx(0.02) and m.config.report_distance == 0.02
+
+
+def test_status_constants_match_the_message_definition():
+    assert (mon.STATUS_OK, mon.STATUS_NO_JOINT_STATE, mon.STATUS_STALE_JOINT_STATE,
+            mon.STATUS_BAD_JOINT_STATE, mon.STATUS_TF_UNAVAILABLE, mon.STATUS_DISABLED) == tuple(range(6))
+
+
+def test_merger_age_and_missing():
+    j = JointStateMerger(["a", "b"])
+    assert j.age(1.0) == math.inf and j.missing() == ["a", "b"]
+    j.update(["a", "b"], [0, 0], 1.0, 1.0)
+    assert j.age(1.25) == pytest.approx(0.25) and j.missing() == []
