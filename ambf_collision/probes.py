@@ -1,0 +1,784 @@
+"""Kinematic tactile probes: ghost sensing spheres fixed on bodies.
+
+A probe is a point ``position`` with an outward sensor normal ``normal`` (both in its
+body's frame, metres), a sensing radius ``radius`` (m), a stiffness ``stiffness`` (N/m)
+and a proximity ``range`` (m). Probes never take part in collision checking: they only
+read the world shapes that the model computed for the cycle.
+
+For every sensed shape s the probe centre c has the signed distance ``d_surf`` to the
+surface of s (negative inside) and the outward normal ``n_c`` there (surface -> c).
+
+- s *faces* the probe when ``n_c . n_s < 0`` (``n_s``: sensor normal in world); a shape
+  that does not face the probe is not seen at all (neither touch nor proximity).
+- s *touches* the probe when it faces it and ``d_surf < radius``; then
+  ``d_pen = clip(radius - d_surf, 0, 2 radius)``.
+- per probe: ``depth = max d_pen``, ``force = sum stiffness * d_pen * n_c`` (N, world),
+  ``area = sum pi (2 r d_pen - d_pen^2)`` (m^2), ``contact_normal``/``touching_body`` of
+  the deepest contact (the touching shape with the smallest ``d_surf``).
+- ``distance = min (d_surf - radius)`` over facing shapes with ``d_surf - radius <= range``,
+  ``+inf`` when there is none. In contact it is the (negative) gap of the deepest contact,
+  i.e. ``-depth`` as long as the penetration is below ``2 radius``.
+
+Probe file (YAML; keys in the body frame, metres, N/m)::
+
+    probes:
+      - {name: tip, body: finger, position: [0, 0, 0.02], normal: [0, 0, 1],
+         radius: 0.004, stiffness: 2000.0}
+    patches:
+      - {name: pad, body: finger, origin: [0, 0, 0.02], normal: [0, 0, 1],
+         direction: [1, 0, 0], spacing: 0.003, rows: 4, cols: 4,
+         radius: 0.002, stiffness: 2000.0}
+      - {name: disc, body: finger, shape: circle, origin: [0, 0, 0.02], normal: [0, 0, 1],
+         direction: [1, 0, 0], spacing: 0.002, disc_radius: 0.005,
+         radius: 0.001, stiffness: 500.0}
+
+Optional keys on probes and patches: ``range`` (m, default 0.05), ``sense`` (what the
+probe feels: a list of body names or shell patterns, or a mapping ``{bodies: [...],
+groups: [...]}`` where a body is sensed when it matches a name/pattern *or* shares a
+collision group; default every body), ``include_own_body`` (default false).
+
+A rectangular patch (``shape: rectangle``, the default) is a ``rows x cols`` grid with
+pitch ``spacing`` centred on ``origin``; columns run along ``direction`` (projected onto
+the plane normal to ``normal``), rows along ``normal x direction``. A circular patch
+(``shape: circle``) keeps the points of the same square grid (pitch ``spacing``) whose
+in-plane distance to ``origin`` is at most ``disc_radius``. Patch probe ``i`` (row-major
+order, starting at 0) is named ``<patch>/<i>``; all patch probes share the patch normal.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+__all__ = [
+    "ProbeError",
+    "ProbeSpec",
+    "PatchSpec",
+    "load_probe_file",
+    "parse_probe_document",
+    "resolve_body",
+]
+
+DEFAULT_RANGE = 0.05
+"""Default proximity range of a probe (m)."""
+
+
+class ProbeError(ValueError):
+    """Bad probe file: the message names the file, the entry and the key."""
+
+    def __init__(self, file, entry, key, message):
+        self.file = str(file)
+        self.entry = entry
+        self.key = key
+        self.message = message
+        where = ": ".join(str(p) for p in (self.file, entry, key) if p)
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass(frozen=True)
+class ProbeSpec:
+    """One probe, in the frame of body ``body`` (a name from the model's ``body_names``)."""
+
+    name: str
+    body: str
+    position: np.ndarray  # (3,) m, body frame
+    normal: np.ndarray  # (3,) unit, body frame
+    radius: float  # m
+    stiffness: float  # N/m
+    range: float = DEFAULT_RANGE  # m
+    sense_bodies: tuple = ()  # names / fnmatch patterns; () with no groups = all bodies
+    sense_groups: tuple = ()  # collision groups (ints)
+    include_own_body: bool = False
+    patch: str | None = None  # name of the patch this probe belongs to
+
+    @property
+    def senses_all(self) -> bool:
+        """True when no ``sense`` limit was given."""
+        return not self.sense_bodies and not self.sense_groups
+
+
+@dataclass(frozen=True)
+class PatchSpec:
+    """A grid of probes on a face of body ``body`` (body frame, metres)."""
+
+    name: str
+    body: str
+    origin: np.ndarray  # (3,)
+    normal: np.ndarray  # (3,) unit
+    direction: np.ndarray  # (3,) unit, orthogonal to normal
+    spacing: float
+    radius: float
+    stiffness: float
+    shape: str = "rectangle"  # or "circle"
+    rows: int = 0
+    cols: int = 0
+    disc_radius: float = 0.0
+    range: float = DEFAULT_RANGE
+    sense_bodies: tuple = ()
+    sense_groups: tuple = ()
+    include_own_body: bool = False
+
+    def local_positions(self) -> np.ndarray:
+        """Probe centres ``(M, 3)`` in the body frame, row-major order."""
+        u = self.direction
+        v = np.cross(self.normal, u)
+        if self.shape == "circle":
+            n = int(math.floor(self.disc_radius / self.spacing + 1e-9))
+            idx = np.arange(-n, n + 1, dtype=float)
+            jj, ii = np.meshgrid(idx, idx)  # ii: row (v), jj: column (u)
+            ii, jj = ii.ravel(), jj.ravel()
+            keep = (ii * ii + jj * jj) * self.spacing**2 <= self.disc_radius**2 * (1 + 1e-9)
+            ii, jj = ii[keep], jj[keep]
+        else:
+            rr, cc = np.meshgrid(np.arange(self.rows), np.arange(self.cols), indexing="ij")
+            ii = rr.ravel() - (self.rows - 1) / 2.0
+            jj = cc.ravel() - (self.cols - 1) / 2.0
+        return (
+            self.origin[None, :]
+            + (jj * self.spacing)[:, None] * u[None, :]
+            + (ii * self.spacing)[:, None] * v[None, :]
+        )
+
+    def probes(self) -> list[ProbeSpec]:
+        """The patch's probes, named ``<patch>/<index>``."""
+        return [
+            ProbeSpec(
+                name=f"{self.name}/{i}",
+                body=self.body,
+                position=p,
+                normal=self.normal,
+                radius=self.radius,
+                stiffness=self.stiffness,
+                range=self.range,
+                sense_bodies=self.sense_bodies,
+                sense_groups=self.sense_groups,
+                include_own_body=self.include_own_body,
+                patch=self.name,
+            )
+            for i, p in enumerate(self.local_positions())
+        ]
+
+
+# ----------------------------------------------------------------------------- loading
+
+_PROBE_KEYS = {
+    "name", "body", "position", "normal", "radius", "stiffness",
+    "range", "sense", "include_own_body",
+}
+_PATCH_KEYS = {
+    "name", "body", "origin", "normal", "direction", "spacing", "radius", "stiffness",
+    "shape", "rows", "cols", "disc_radius", "range", "sense", "include_own_body",
+}
+
+
+def _plain(name: str) -> str:
+    """Last component of a qualified body name, spaces removed (as AMBF does)."""
+    return name.rsplit("/", 1)[-1].replace(" ", "")
+
+
+def _matches(body_name: str, pattern: str) -> bool:
+    """True when a qualified body name matches a name or shell pattern (plain or qualified)."""
+    return fnmatch.fnmatchcase(body_name, pattern) or fnmatch.fnmatchcase(
+        _plain(body_name), pattern.replace(" ", "")
+    )
+
+
+def resolve_body(name: str, body_names) -> str:
+    """Return the model body name that ``name`` (plain or qualified) designates.
+
+    Raises ``KeyError`` with a readable message when it matches none or several.
+    """
+    names = list(body_names)
+    if name in names:
+        return name
+    key = name.strip("/").replace(" ", "")
+    hits = [b for b in names if b.strip("/").replace(" ", "") == key]
+    if not hits:
+        hits = [b for b in names if b.replace(" ", "").endswith("/" + key) or _plain(b) == key]
+    if len(hits) == 1:
+        return hits[0]
+    if len(hits) > 1:
+        raise KeyError(f"body {name!r} is ambiguous: it matches {hits[0]!r} and {hits[1]!r}"
+                       + (f" (and {len(hits) - 2} more)" if len(hits) > 2 else ""))
+    shown = ", ".join(repr(b) for b in names[:8]) + (" ..." if len(names) > 8 else "")
+    raise KeyError(f"no body named {name!r} in the model (bodies: {shown or 'none'})")
+
+
+class _Entry:
+    """Validation helper for one mapping entry of the file."""
+
+    def __init__(self, file, entry, data, allowed):
+        self.file, self.entry, self.data = file, entry, data
+        if not isinstance(data, dict):
+            raise ProbeError(file, entry, None, f"must be a mapping, got {type(data).__name__}")
+        for k in data:
+            if k not in allowed:
+                raise ProbeError(file, entry, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
+
+    def err(self, key, message):
+        return ProbeError(self.file, self.entry, key, message)
+
+    def has(self, key):
+        return key in self.data and self.data[key] is not None
+
+    def string(self, key):
+        if not self.has(key):
+            raise self.err(key, "missing required key")
+        v = self.data[key]
+        if not isinstance(v, str) or not v.strip():
+            raise self.err(key, f"must be a non-empty string, got {v!r}")
+        return v.strip()
+
+    def number(self, key, default=None, positive=False, nonneg=False):
+        if not self.has(key):
+            if default is None:
+                raise self.err(key, "missing required key")
+            return float(default)
+        v = self.data[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise self.err(key, f"must be a finite number, got {v!r}")
+        if positive and not v > 0:
+            raise self.err(key, f"must be > 0, got {v!r}")
+        if nonneg and not v >= 0:
+            raise self.err(key, f"must be >= 0, got {v!r}")
+        return float(v)
+
+    def integer(self, key, minimum=1):
+        if not self.has(key):
+            raise self.err(key, "missing required key")
+        v = self.data[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise self.err(key, f"must be an integer >= {minimum}, got {v!r}")
+        return int(v)
+
+    def vector(self, key, unit=False):
+        if not self.has(key):
+            raise self.err(key, "missing required key")
+        v = self.data[key]
+        if isinstance(v, dict) and set(v) == {"x", "y", "z"}:
+            v = [v["x"], v["y"], v["z"]]
+        ok = isinstance(v, (list, tuple)) and len(v) == 3 and all(
+            isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c) for c in v
+        )
+        if not ok:
+            raise self.err(key, f"must be 3 finite numbers [x, y, z], got {v!r}")
+        a = np.array(v, dtype=float)
+        if unit:
+            n = float(np.linalg.norm(a))
+            if not n > 1e-12:
+                raise self.err(key, f"must be a non-zero vector, got {v!r}")
+            a = a / n
+        return a
+
+    def boolean(self, key, default):
+        if not self.has(key):
+            return default
+        v = self.data[key]
+        if not isinstance(v, bool):
+            raise self.err(key, f"must be true or false, got {v!r}")
+        return v
+
+    def body(self, body_names):
+        name = self.string("body")
+        if body_names is None:
+            return name
+        try:
+            return resolve_body(name, body_names)
+        except KeyError as e:
+            raise self.err("body", e.args[0]) from None
+
+    def sense(self, body_names=None):
+        """``(bodies, groups)`` from the optional ``sense`` key; each name/pattern must
+        match at least one of ``body_names`` (when given)."""
+        if not self.has("sense"):
+            return (), ()
+        v = self.data["sense"]
+        if isinstance(v, str):
+            v = [v]
+        if isinstance(v, list):
+            v = {"bodies": v}
+        if not isinstance(v, dict):
+            raise self.err("sense", f"must be a list of body names or {{bodies: [...], groups: [...]}}, got {v!r}")
+        extra = set(v) - {"bodies", "groups"}
+        if extra:
+            raise self.err("sense", f"unknown key {sorted(extra)[0]!r} (allowed: bodies, groups)")
+        bodies, groups = v.get("bodies") or [], v.get("groups") or []
+        if not isinstance(bodies, list) or not all(isinstance(b, str) and b.strip() for b in bodies):
+            raise self.err("sense", f"'bodies' must be a list of names or patterns, got {bodies!r}")
+        if not isinstance(groups, list) or not all(
+            isinstance(g, int) and not isinstance(g, bool) for g in groups
+        ):
+            raise self.err("sense", f"'groups' must be a list of integers, got {groups!r}")
+        if not bodies and not groups:
+            raise self.err("sense", "is empty: the probe would sense nothing (omit the key to sense all bodies)")
+        bodies = tuple(b.strip() for b in bodies)
+        if body_names is not None:
+            for pat in bodies:
+                if not any(_matches(n, pat) for n in body_names):
+                    raise self.err("sense", f"{pat!r} matches no body of the model")
+        return bodies, tuple(int(g) for g in groups)
+
+
+def _probe_from(entry: _Entry, body_names) -> ProbeSpec:
+    bodies, groups = entry.sense(body_names)
+    return ProbeSpec(
+        name=entry.string("name"),
+        body=entry.body(body_names),
+        position=entry.vector("position"),
+        normal=entry.vector("normal", unit=True),
+        radius=entry.number("radius", positive=True),
+        stiffness=entry.number("stiffness", nonneg=True),
+        range=entry.number("range", default=DEFAULT_RANGE, nonneg=True),
+        sense_bodies=bodies,
+        sense_groups=groups,
+        include_own_body=entry.boolean("include_own_body", False),
+    )
+
+
+def _patch_from(entry: _Entry, body_names) -> PatchSpec:
+    normal = entry.vector("normal", unit=True)
+    direction = entry.vector("direction")
+    direction = direction - normal * float(direction @ normal)
+    dn = float(np.linalg.norm(direction))
+    if not dn > 1e-9:
+        raise entry.err("direction", "must not be parallel to 'normal' (it sets the in-plane column axis)")
+    shape = entry.data.get("shape", "rectangle")
+    if shape not in ("rectangle", "circle"):
+        raise entry.err("shape", f"must be 'rectangle' or 'circle', got {shape!r}")
+    spacing = entry.number("spacing", positive=True)
+    if shape == "circle":
+        for k in ("rows", "cols"):
+            if entry.has(k):
+                raise entry.err(k, "not used by a circular patch (give 'disc_radius')")
+        rows = cols = 0
+        disc_radius = entry.number("disc_radius", nonneg=True)
+    else:
+        if entry.has("disc_radius"):
+            raise entry.err("disc_radius", "only used with 'shape: circle'")
+        rows, cols, disc_radius = entry.integer("rows"), entry.integer("cols"), 0.0
+    bodies, groups = entry.sense(body_names)
+    return PatchSpec(
+        name=entry.string("name"),
+        body=entry.body(body_names),
+        origin=entry.vector("origin"),
+        normal=normal,
+        direction=direction / dn,
+        spacing=spacing,
+        radius=entry.number("radius", positive=True),
+        stiffness=entry.number("stiffness", nonneg=True),
+        shape=shape,
+        rows=rows,
+        cols=cols,
+        disc_radius=disc_radius,
+        range=entry.number("range", default=DEFAULT_RANGE, nonneg=True),
+        sense_bodies=bodies,
+        sense_groups=groups,
+        include_own_body=entry.boolean("include_own_body", False),
+    )
+
+
+def parse_probe_document(doc, file, body_names=None) -> list:
+    """Validate a loaded probe document; returns ``ProbeSpec``s then ``PatchSpec``s.
+
+    ``body_names``: the model's body names to resolve ``body`` against (``None``: keep as
+    written). Raises ``ProbeError`` naming ``file``, the entry and the key.
+    """
+    if doc is None:
+        doc = {}
+    if not isinstance(doc, dict):
+        raise ProbeError(file, None, None, "top level must be a mapping with 'probes' and/or 'patches'")
+    for k in doc:
+        if k not in ("probes", "patches"):
+            raise ProbeError(file, None, k, "unknown top-level key (allowed: probes, patches)")
+    specs, seen = [], {}
+
+    def claim(name, entry_label, key="name"):
+        if name in seen:
+            raise ProbeError(file, entry_label, key, f"probe name {name!r} already used by {seen[name]}")
+        seen[name] = entry_label
+
+    for section, allowed, build in (
+        ("probes", _PROBE_KEYS, _probe_from),
+        ("patches", _PATCH_KEYS, _patch_from),
+    ):
+        items = doc.get(section)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise ProbeError(file, None, section, f"must be a list, got {type(items).__name__}")
+        for i, raw in enumerate(items):
+            label = f"{section}[{i}]"
+            if isinstance(raw, dict) and isinstance(raw.get("name"), str):
+                label += f" {raw['name']!r}"
+            spec = build(_Entry(file, label, raw, allowed), body_names)
+            if isinstance(spec, PatchSpec):
+                if "/" in spec.name:
+                    raise ProbeError(file, label, "name", "a patch name must not contain '/'")
+                claim(spec.name, label)
+                for p in spec.probes():
+                    claim(p.name, label)
+            else:
+                claim(spec.name, label)
+            specs.append(spec)
+    return specs
+
+
+def load_probe_file(path, body_names=None) -> list:
+    """Load and validate a probe YAML file; see the module docstring for the format.
+
+    Returns ``ProbeSpec``/``PatchSpec`` objects whose ``body`` is resolved against
+    ``body_names`` (plain or qualified names accepted). Raises ``ProbeError``.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ProbeError(path, None, None, f"cannot read probe file ({e.strerror or e})") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ProbeError(path, None, None, f"invalid YAML: {e}") from None
+    return parse_probe_document(doc, path, body_names)
+
+
+def expand_specs(specs) -> list[ProbeSpec]:
+    """Flatten specs into single probes (patches expanded in order)."""
+    out = []
+    for s in specs:
+        out.extend(s.probes() if isinstance(s, PatchSpec) else [s])
+    return out
+
+
+def sensed_bodies(spec: ProbeSpec, body_names, groups_of=None) -> np.ndarray:
+    """Boolean mask ``(B,)`` of the bodies that probe ``spec`` senses.
+
+    ``groups_of(body_name) -> iterable of int`` gives a body's collision groups; needed only
+    when ``spec.sense_groups`` is set.
+    """
+    names = list(body_names)
+    own = names.index(spec.body) if spec.body in names else -1
+    if spec.senses_all:
+        mask = np.ones(len(names), dtype=bool)
+    else:
+        mask = np.zeros(len(names), dtype=bool)
+        for b, name in enumerate(names):
+            mask[b] = any(_matches(name, pat) for pat in spec.sense_bodies)
+            if not mask[b] and spec.sense_groups and groups_of is not None:
+                if set(groups_of(name)) & set(spec.sense_groups):
+                    mask[b] = True
+    if own >= 0 and not spec.include_own_body:
+        mask[own] = False
+    return mask
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+@dataclass
+class ProbeResult:
+    """Per-probe state of one evaluation (world frame unless stated; SI units).
+
+    Arrays are buffers owned by the ``ProbeSet`` and overwritten by its next ``evaluate``
+    (copy what you keep). Probe ``i`` is ``names[i]``; patch ``j`` is ``patch_names[j]``.
+    """
+
+    names: list
+    body: list  # body name per probe
+    position: np.ndarray  # (N, 3) m, probe centre
+    normal: np.ndarray  # (N, 3) unit sensor normal
+    in_contact: np.ndarray  # (N,) bool
+    depth: np.ndarray  # (N,) m, largest d_pen (0 when free)
+    area: np.ndarray  # (N,) m^2
+    force: np.ndarray  # (N, 3) N
+    force_body: np.ndarray  # (N, 3) N, in the probe's body frame
+    contact_normal: np.ndarray  # (N, 3) unit normal of the deepest contact (0 when free)
+    touching_shape: np.ndarray  # (N,) int shape index of the deepest contact, -1 none
+    touching_body: np.ndarray  # (N,) int body index of the deepest contact, -1 none
+    distance: np.ndarray  # (N,) m, smallest gap d_surf - r within range, +inf beyond
+    patch_names: list
+    patch_force: np.ndarray  # (Q, 3) N
+    patch_area: np.ndarray  # (Q,) m^2
+    patch_in_contact: np.ndarray  # (Q,) int, number of probes in contact
+    pairs_checked: int = 0  # exact (probe, shape) distance queries this cycle
+
+
+def shape_bounding_sphere(shape):
+    """``(center (3,), radius)`` of a sphere containing ``shape``, in the frame the shape is
+    given in (m); radius ``inf`` for a plane. Uses the ``shapes.py`` field names."""
+    kind = shape.kind
+    if kind == 0:  # sphere
+        return np.asarray(shape.center, float), float(shape.radius)
+    if kind == 1:  # capsule
+        a, b = np.asarray(shape.a, float), np.asarray(shape.b, float)
+        return 0.5 * (a + b), 0.5 * float(np.linalg.norm(b - a)) + float(shape.radius)
+    if kind == 2:  # box
+        return np.asarray(shape.position, float), 0.5 * float(np.linalg.norm(shape.size))
+    if kind in (3, 4):  # cylinder, cone (base at -h/2, apex at +h/2)
+        return np.asarray(shape.position, float), math.hypot(float(shape.radius), 0.5 * float(shape.height))
+    if kind == 5:  # plane
+        return np.zeros(3), math.inf
+    if kind == 6:  # convex hull: sphere about the local AABB centre
+        v = np.asarray(shape.vertices, float)
+        c_local = 0.5 * (v.min(0) + v.max(0))
+        rad = float(np.max(np.linalg.norm(v - c_local, axis=1)))
+        return shape.rotation @ c_local + np.asarray(shape.position, float), rad
+    raise ValueError(f"unknown shape kind {kind!r}")
+
+
+def _transform(R, t, index, v, out):
+    """``out[i] = R[index[i]] @ v[i] + t[index[i]]`` (``t`` may be None); returns out."""
+    Ri = R[index]
+    np.multiply(Ri[:, :, 0], v[:, 0:1], out=out)
+    out += Ri[:, :, 1] * v[:, 1:2]
+    out += Ri[:, :, 2] * v[:, 2:3]
+    if t is not None:
+        out += t[index]
+    return out
+
+
+def _split_clusters(points, members, size):
+    """Split ``members`` (indices into ``points``) into spatial chunks of at most ``size``
+    by recursive median cuts along the widest axis."""
+    if len(members) <= size:
+        return [members]
+    p = points[members]
+    axis = int(np.argmax(p.max(0) - p.min(0)))
+    order = members[np.argsort(p[:, axis], kind="stable")]
+    half = len(order) // 2
+    return _split_clusters(points, order[:half], size) + _split_clusters(points, order[half:], size)
+
+
+class ProbeSet:
+    """Probes compiled once against a scene of shapes fixed on bodies.
+
+    ``specs``: ``ProbeSpec``/``PatchSpec`` list (bodies resolved to ``body_names``).
+    ``shape_body (S,)``: body index of each shape (its pose is ``body_R/body_t`` of that body).
+    ``shape_center (S, 3)``, ``shape_radius (S,)``: a bounding sphere of each shape in its
+    body's frame (m; ``inf`` for unbounded shapes such as planes), used by the broadphase.
+    ``groups_of(body_name)``: collision groups of a body (for ``sense: {groups: ...}``).
+    ``point_distance``: the exact point-to-shape function, default
+    ``ambf_collision.batch.point_signed_distance``.
+    """
+
+    def __init__(self, specs, body_names, shape_body, shape_center, shape_radius,
+                 groups_of=None, point_distance=None, cluster_size=32):
+        if point_distance is None:
+            from ambf_collision.batch import point_signed_distance as point_distance
+        self._point_distance = point_distance
+        self.body_names = list(body_names)
+        probes = expand_specs(specs)
+        self.specs = probes
+        B = len(self.body_names)
+        S = len(shape_body)
+        N = len(probes)
+        self.shape_body = np.asarray(shape_body, dtype=np.intp).reshape(S)
+        self.shape_center = np.asarray(shape_center, dtype=float).reshape(S, 3)
+        self.shape_radius = np.asarray(shape_radius, dtype=float).reshape(S)
+        if np.any(self.shape_body < 0) or np.any(self.shape_body >= B):
+            raise ValueError("shape_body holds an index outside body_names")
+        index = {n: i for i, n in enumerate(self.body_names)}
+        for p in probes:
+            if p.body not in index:
+                raise ValueError(f"probe {p.name!r}: body {p.body!r} is not a model body")
+            if p.sense_groups and groups_of is None:
+                raise ValueError(f"probe {p.name!r}: 'sense: groups' needs the bodies' collision groups")
+
+        self.names = [p.name for p in probes]
+        self.probe_body = np.array([index[p.body] for p in probes], dtype=np.intp).reshape(N)
+        self.local_position = np.array([p.position for p in probes], dtype=float).reshape(N, 3)
+        self.local_normal = np.array([p.normal for p in probes], dtype=float).reshape(N, 3)
+        self.radius = np.array([p.radius for p in probes], dtype=float).reshape(N)
+        self.stiffness = np.array([p.stiffness for p in probes], dtype=float).reshape(N)
+        self.range = np.array([p.range for p in probes], dtype=float).reshape(N)
+        self.patch_names = list(dict.fromkeys(p.patch for p in probes if p.patch is not None))
+        pidx = {n: j for j, n in enumerate(self.patch_names)}
+        self.patch_index = np.array([pidx.get(p.patch, -1) for p in probes], dtype=np.intp).reshape(N)
+
+        # Sense mask per (probe, body) -> per (probe, shape); probes with equal (body, mask)
+        # share clusters, so each cluster has one allowed-shape row.
+        sense_cache, sense_key = {}, np.empty(N, dtype=np.intp)
+        masks = []
+        for i, p in enumerate(probes):
+            key = (p.body, p.sense_bodies, p.sense_groups, p.include_own_body)
+            if key not in sense_cache:
+                sense_cache[key] = len(masks)
+                masks.append(sensed_bodies(p, self.body_names, groups_of))
+            sense_key[i] = sense_cache[key]
+        body_mask = np.array(masks, dtype=bool).reshape(len(masks), B)
+        shape_mask = body_mask[:, self.shape_body]  # (K, S)
+        # candidate (probe, shape) pairs before the broadphase
+        self.pairs_total = int(shape_mask[sense_key].sum()) if N else 0
+
+        clusters = []
+        for k in range(len(masks)):
+            members = np.flatnonzero(sense_key == k)
+            clusters += [(k, c) for c in _split_clusters(self.local_position, members, cluster_size)]
+        C = len(clusters)
+        self.cluster_body = np.array([self.probe_body[c[0]] for _, c in clusters], dtype=np.intp).reshape(C)
+        self.cluster_allowed = np.array([shape_mask[k] for k, _ in clusters], dtype=bool).reshape(C, S)
+        self.cluster_order = (np.concatenate([c for _, c in clusters]) if C else np.zeros(0)).astype(np.intp)
+        self.cluster_len = np.array([len(c) for _, c in clusters], dtype=np.intp).reshape(C)
+        self.cluster_start = np.concatenate([[0], np.cumsum(self.cluster_len)[:-1]]).astype(np.intp)[:C]
+        reach = self.radius + self.range
+        cc = np.zeros((C, 3))
+        cr = np.zeros(C)
+        for j, (_, c) in enumerate(clusters):
+            pts = self.local_position[c]
+            cc[j] = 0.5 * (pts.min(0) + pts.max(0))
+            cr[j] = float(np.max(np.linalg.norm(pts - cc[j], axis=1) + reach[c]))
+        self.cluster_center, self.cluster_radius = cc, cr
+        self.shape_radius_sq_pad = None
+
+        # reused buffers
+        self._shape_w = np.empty((S, 3))
+        self._cluster_w = np.empty((C, 3))
+        self._d2 = np.empty((C, S))
+        self._bound = (cr[:, None] + self.shape_radius[None, :]) ** 2  # (C, S), inf stays inf
+        self.result = ProbeResult(
+            names=self.names,
+            body=[p.body for p in probes],
+            position=np.empty((N, 3)),
+            normal=np.empty((N, 3)),
+            in_contact=np.zeros(N, dtype=bool),
+            depth=np.zeros(N),
+            area=np.zeros(N),
+            force=np.zeros((N, 3)),
+            force_body=np.zeros((N, 3)),
+            contact_normal=np.zeros((N, 3)),
+            touching_shape=np.full(N, -1, dtype=np.intp),
+            touching_body=np.full(N, -1, dtype=np.intp),
+            distance=np.full(N, np.inf),
+            patch_names=self.patch_names,
+            patch_force=np.zeros((len(self.patch_names), 3)),
+            patch_area=np.zeros(len(self.patch_names)),
+            patch_in_contact=np.zeros(len(self.patch_names), dtype=np.intp),
+        )
+
+    @classmethod
+    def from_shapes(cls, specs, body_names, shapes, shape_body, **kw):
+        """Compile from shape objects (``shapes.py``) given in their bodies' frames."""
+        bounds = [shape_bounding_sphere(s) for s in shapes]
+        center = np.array([b[0] for b in bounds], dtype=float).reshape(len(bounds), 3)
+        radius = np.array([b[1] for b in bounds], dtype=float)
+        return cls(specs, body_names, shape_body, center, radius, **kw)
+
+    def __len__(self):
+        return len(self.names)
+
+    # -- per cycle ---------------------------------------------------------------------
+
+    def candidates(self, body_R, body_t):
+        """Broadphase: ``(probe, shape)`` index arrays whose bounding spheres (inflated by
+        the probe radius and range) overlap, for probe centres ``self.result.position``."""
+        res = self.result
+        C, S = self._d2.shape
+        if C == 0 or S == 0:
+            e = np.zeros(0, dtype=np.intp)
+            return e, e
+        sw = _transform(body_R, body_t, self.shape_body, self.shape_center, self._shape_w)
+        cw = _transform(body_R, body_t, self.cluster_body, self.cluster_center, self._cluster_w)
+        d2 = self._d2
+        # |c - s|^2 by components into the reused (C, S) buffer
+        np.subtract(cw[:, None, 0], sw[None, :, 0], out=d2)
+        np.square(d2, out=d2)
+        for ax in (1, 2):
+            diff = cw[:, None, ax] - sw[None, :, ax]
+            d2 += diff * diff
+        hit = d2 <= self._bound
+        hit &= self.cluster_allowed
+        ci, si = np.nonzero(hit)
+        if ci.size == 0:
+            e = np.zeros(0, dtype=np.intp)
+            return e, e
+        # expand each (cluster, shape) into (probe, shape) for the cluster's members
+        counts = self.cluster_len[ci]
+        total = int(counts.sum())
+        ends = np.cumsum(counts)
+        offs = np.arange(total, dtype=np.intp) - np.repeat(ends - counts, counts)
+        pi = self.cluster_order[np.repeat(self.cluster_start[ci], counts) + offs]
+        si = np.repeat(si, counts)
+        # fine test per probe against the shape's bounding sphere
+        diff = res.position[pi] - sw[si]
+        reach = self.radius[pi] + self.range[pi] + self.shape_radius[si]
+        keep = np.einsum("ij,ij->i", diff, diff) <= reach * reach
+        return pi[keep], si[keep]
+
+    def evaluate(self, body_R, body_t, world_shapes) -> ProbeResult:
+        """Evaluate all probes for body poses ``body_R (B,3,3)``, ``body_t (B,3)`` (world,
+        m) and the model's world shapes of the same cycle. Returns the reused result."""
+        body_R = np.asarray(body_R, dtype=float)
+        body_t = np.asarray(body_t, dtype=float)
+        res = self.result
+        N = len(self.names)
+        _transform(body_R, body_t, self.probe_body, self.local_position, res.position)
+        _transform(body_R, None, self.probe_body, self.local_normal, res.normal)
+        res.in_contact.fill(False)
+        res.depth.fill(0.0)
+        res.area.fill(0.0)
+        res.force.fill(0.0)
+        res.contact_normal.fill(0.0)
+        res.touching_shape.fill(-1)
+        res.touching_body.fill(-1)
+        res.distance.fill(np.inf)
+        res.patch_force.fill(0.0)
+        res.patch_area.fill(0.0)
+        res.patch_in_contact.fill(0)
+        res.force_body.fill(0.0)
+        pi, si = self.candidates(body_R, body_t)
+        res.pairs_checked = int(pi.size)
+        if pi.size == 0 or N == 0:
+            return res
+        d, _, nc = self._point_distance(world_shapes, si, res.position[pi])
+        d = np.asarray(d, dtype=float)
+        nc = np.asarray(nc, dtype=float)
+        r = self.radius[pi]
+        gap = d - r
+        seen = (np.einsum("ij,ij->i", nc, res.normal[pi]) < 0.0) & (gap <= self.range[pi])
+        if not seen.any():
+            return res
+        pi, si, d, nc, gap, r = pi[seen], si[seen], d[seen], nc[seen], gap[seen], r[seen]
+
+        # sums over touching shapes
+        touch = gap < 0.0
+        if touch.any():
+            pt, rt = pi[touch], r[touch]
+            dpen = np.clip(rt - d[touch], 0.0, 2.0 * rt)
+            w = self.stiffness[pt] * dpen
+            for ax in range(3):
+                res.force[:, ax] = np.bincount(pt, weights=w * nc[touch, ax], minlength=N)
+            res.area[:] = np.bincount(pt, weights=np.pi * (2.0 * rt * dpen - dpen * dpen), minlength=N)
+
+        # nearest seen shape per probe (= deepest contact when touching)
+        order = np.lexsort((gap, pi))
+        ps = pi[order]
+        first = np.ones(ps.size, dtype=bool)
+        first[1:] = ps[1:] != ps[:-1]
+        sel = order[first]
+        p1 = pi[sel]
+        res.distance[p1] = gap[sel]
+        hit = gap[sel] < 0.0
+        ph, sh = p1[hit], sel[hit]
+        res.in_contact[ph] = True
+        res.depth[ph] = np.minimum(-gap[sh], 2.0 * r[sh])
+        res.contact_normal[ph] = nc[sh]
+        res.touching_shape[ph] = si[sh]
+        res.touching_body[ph] = self.shape_body[si[sh]]
+
+        # body-frame force: R^T f
+        Rb = body_R[self.probe_body]
+        np.einsum("nji,nj->ni", Rb, res.force, out=res.force_body)
+
+        if self.patch_names:
+            inp = self.patch_index >= 0
+            Q = len(self.patch_names)
+            q = self.patch_index[inp]
+            for ax in range(3):
+                res.patch_force[:, ax] = np.bincount(q, weights=res.force[inp, ax], minlength=Q)
+            res.patch_area[:] = np.bincount(q, weights=res.area[inp], minlength=Q)
+            res.patch_in_contact[:] = np.bincount(q, weights=res.in_contact[inp], minlength=Q).astype(np.intp)
+        return res

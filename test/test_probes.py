@@ -1,0 +1,435 @@
+"""Kinematic tactile probes (issue 5): file format, patch geometry, contact semantics
+derived by hand, d_surf against coal, proximity distance, and invariance of the model."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ambf_collision.probes import (
+    PatchSpec,
+    ProbeError,
+    ProbeSet,
+    ProbeSpec,
+    load_probe_file,
+    parse_probe_document,
+    resolve_body,
+)
+from ambf_collision.shapes import Box, Capsule, Plane, Sphere
+from ambf_collision.transforms import axis_angle_to_matrix
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _reference_point_distance(world, index, points):
+    """Test-only exact point SDF for world-frame Sphere/Plane/Box objects (a list):
+    written independently of the package, used for the hand-derived scenes."""
+    d = np.empty(len(index))
+    nearest = np.empty((len(index), 3))
+    normal = np.empty((len(index), 3))
+    for k, (s, p) in enumerate(zip((world[i] for i in index), points)):
+        if isinstance(s, Sphere):
+            v = p - s.center
+            L = np.linalg.norm(v)
+            n = v / L if L > 0 else np.array([0.0, 0.0, 1.0])
+            d[k], normal[k], nearest[k] = L - s.radius, n, s.center + s.radius * n
+        elif isinstance(s, Plane):
+            d[k] = float(s.normal @ p) - s.offset
+            normal[k] = s.normal
+            nearest[k] = p - d[k] * s.normal
+        elif isinstance(s, Box):
+            R = s.rotation
+            q = R.T @ (p - s.position)
+            h = s.size / 2
+            outside = np.abs(q) > h
+            if outside.any():
+                c = np.clip(q, -h, h)
+                v = q - c
+                d[k] = np.linalg.norm(v)
+                n_local = v / d[k]
+            else:
+                gaps = h - np.abs(q)
+                ax = int(np.argmin(gaps))
+                d[k] = -gaps[ax]
+                n_local = np.zeros(3)
+                n_local[ax] = 1.0 if q[ax] >= 0 else -1.0
+                c = q.copy()
+                c[ax] = np.sign(n_local[ax]) * h[ax]
+            normal[k] = R @ n_local
+            nearest[k] = R @ c + s.position
+        else:
+            raise TypeError(type(s))
+    return d, nearest, normal
+
+
+class Scene:
+    """Bodies with shapes fixed in their frames, posed by (R, t) per body."""
+
+    def __init__(self, bodies):
+        self.body_names = [f"/ambf/env/{b}" for b in bodies]
+        self.shapes, self.shape_body = [], []
+        B = len(bodies)
+        self.R = np.repeat(np.eye(3)[None], B, axis=0)
+        self.t = np.zeros((B, 3))
+
+    def add(self, body, shape):
+        self.shapes.append(shape)
+        self.shape_body.append(self.body_names.index(f"/ambf/env/{body}"))
+
+    def pose(self, body, R=None, t=None):
+        b = self.body_names.index(f"/ambf/env/{body}")
+        if R is not None:
+            self.R[b] = R
+        if t is not None:
+            self.t[b] = t
+
+    def world(self):
+        return [s.transformed(self.R[b], self.t[b]) for s, b in zip(self.shapes, self.shape_body)]
+
+    def probe_set(self, specs, **kw):
+        kw.setdefault("point_distance", _reference_point_distance)
+        return ProbeSet.from_shapes(specs, self.body_names, self.shapes, self.shape_body, **kw)
+
+    def evaluate(self, ps):
+        return ps.evaluate(self.R, self.t, self.world())
+
+
+def probe(name="p", body="/ambf/env/finger", position=(0, 0, 0), normal=(0, 0, -1),
+          radius=0.004, stiffness=2000.0, **kw):
+    n = np.asarray(normal, float)
+    return ProbeSpec(name, body, np.asarray(position, float), n / np.linalg.norm(n), radius,
+                     stiffness, **kw)
+
+
+# ----------------------------------------------------------------------------- hand-derived
+
+def _plane_scene():
+    sc = Scene(["finger", "floor"])
+    sc.add("floor", Plane([0, 0, 1], 0.0))
+    return sc
+
+
+@pytest.mark.parametrize("h", [0.0035, 0.002, 0.0001, 0.0])
+def test_probe_above_plane_depth_area_force(h):
+    """Height h < r over the plane z = 0: depth r-h, area pi(2r(r-h)-(r-h)^2), force
+    k(r-h) along +z; body rotated so the body-frame force is R^T f."""
+    r, k = 0.004, 2000.0
+    sc = _plane_scene()
+    R = axis_angle_to_matrix([1.0, 2.0, 0.5], 0.7)
+    # local sensor normal chosen so that the world normal is -z (facing the floor)
+    sc.pose("finger", R=R, t=[0.3, -0.2, h])
+    ps = sc.probe_set([probe(normal=R.T @ np.array([0, 0, -1.0]), radius=r, stiffness=k)])
+    res = sc.evaluate(ps)
+    pen = r - h
+    assert res.in_contact[0]
+    assert res.depth[0] == pytest.approx(pen, abs=1e-15)
+    assert res.area[0] == pytest.approx(math.pi * (2 * r * pen - pen**2), rel=1e-12)
+    np.testing.assert_allclose(res.force[0], [0, 0, k * pen], atol=1e-12)
+    np.testing.assert_allclose(res.force_body[0], R.T @ np.array([0, 0, k * pen]), atol=1e-12)
+    np.testing.assert_allclose(res.contact_normal[0], [0, 0, 1], atol=1e-15)
+    np.testing.assert_allclose(res.normal[0], [0, 0, -1], atol=1e-12)
+    np.testing.assert_allclose(res.position[0], [0.3, -0.2, h], atol=1e-15)
+    assert res.touching_body[0] == 1 and res.touching_shape[0] == 0
+    assert res.distance[0] == pytest.approx(-pen, abs=1e-15)
+
+
+@pytest.mark.parametrize("normal", [(0, 0, 1), (1, 0, 0), (0.3, 0, 1)])
+def test_probe_turned_away_senses_nothing(normal):
+    """Same probe, sensor normal not facing the plane (n_c . n_s >= 0): no contact, no
+    force, no area, and no proximity either."""
+    sc = _plane_scene()
+    sc.pose("finger", t=[0, 0, 0.002])
+    res = sc.evaluate(sc.probe_set([probe(normal=normal)]))
+    assert not res.in_contact[0]
+    assert res.depth[0] == 0 and res.area[0] == 0
+    assert np.all(res.force[0] == 0) and np.all(res.contact_normal[0] == 0)
+    assert res.touching_body[0] == -1 and res.touching_shape[0] == -1
+    assert res.distance[0] == math.inf
+
+
+def test_two_overlapping_shapes_add_force_and_area_take_larger_depth():
+    """Floor z = 0 and wall x = 0 (body 'wall'); probe at (0.001, 0, 0.002) facing both:
+    d_pen 0.003 (wall) and 0.002 (floor)."""
+    r, k = 0.004, 1500.0
+    sc = Scene(["finger", "floor", "wall"])
+    sc.add("floor", Plane([0, 0, 1], 0.0))
+    sc.add("wall", Plane([1, 0, 0], 0.0))
+    sc.pose("finger", t=[0.001, 0.0, 0.002])
+    res = sc.evaluate(sc.probe_set([probe(normal=(-1, 0, -1), radius=r, stiffness=k)]))
+    pw, pf = r - 0.001, r - 0.002
+    assert res.depth[0] == pytest.approx(pw, abs=1e-15)
+    np.testing.assert_allclose(res.force[0], [k * pw, 0, k * pf], atol=1e-12)
+    area = math.pi * (2 * r * pw - pw**2) + math.pi * (2 * r * pf - pf**2)
+    assert res.area[0] == pytest.approx(area, rel=1e-12)
+    np.testing.assert_allclose(res.contact_normal[0], [1, 0, 0])
+    assert res.touching_body[0] == 2 and res.touching_shape[0] == 1
+    assert res.distance[0] == pytest.approx(-pw, abs=1e-15)
+
+
+@pytest.mark.parametrize("inside, clamped", [(0.002, False), (0.005, True)])
+def test_probe_centre_inside_a_box(inside, clamped):
+    """Centre `inside` below the top face of a 0.1 m cube: d_surf = -inside, n_c = +z;
+    d_pen = r + inside, clamped to 2r (area then 0)."""
+    r, k = 0.004, 1000.0
+    sc = Scene(["finger", "block"])
+    sc.add("block", Box([0.1, 0.1, 0.1]))
+    sc.pose("block", R=axis_angle_to_matrix([0, 0, 1], 0.3), t=[0.5, 0.5, 0.05])
+    sc.pose("finger", t=[0.5, 0.5, 0.1 - inside])
+    res = sc.evaluate(sc.probe_set([probe(radius=r, stiffness=k)]))
+    pen = min(r + inside, 2 * r)
+    assert (r + inside > 2 * r) == clamped
+    assert res.in_contact[0]
+    assert res.depth[0] == pytest.approx(pen, abs=1e-15)
+    assert res.area[0] == pytest.approx(math.pi * (2 * r * pen - pen**2), abs=1e-18)
+    np.testing.assert_allclose(res.force[0], [0, 0, k * pen], atol=1e-12)
+    assert res.distance[0] == pytest.approx(-inside - r, abs=1e-15)
+
+
+def test_own_body_excluded_unless_asked():
+    """A probe on the surface of its own body's sphere senses it only with
+    include_own_body."""
+    sc = Scene(["finger", "floor"])
+    sc.add("finger", Sphere([0, 0, 0], 0.02))
+    sc.pose("finger", t=[0, 0, 1.0])  # far above the floor
+    spec = dict(position=(0, 0, 0.021), normal=(0, 0, -1))
+    res = sc.evaluate(sc.probe_set([probe(**spec)]))
+    assert not res.in_contact[0] and res.distance[0] == math.inf
+    res = sc.evaluate(sc.probe_set([probe(**spec, include_own_body=True)]))
+    assert res.in_contact[0] and res.depth[0] == pytest.approx(0.003, abs=1e-15)
+
+
+def test_sense_limits_bodies_and_groups():
+    """sense by name pattern and by collision group; the other body is not felt."""
+    sc = Scene(["finger", "floor", "wall"])
+    sc.add("floor", Plane([0, 0, 1], 0.0))
+    sc.add("wall", Plane([1, 0, 0], 0.0))
+    sc.pose("finger", t=[0.001, 0.0, 0.002])
+    groups = {"/ambf/env/finger": [0], "/ambf/env/floor": [1], "/ambf/env/wall": [2, 3]}
+    specs = [
+        probe("floor_only", normal=(-1, 0, -1), sense_bodies=("fl*",)),
+        probe("wall_by_group", normal=(-1, 0, -1), sense_groups=(3,)),
+        probe("both", normal=(-1, 0, -1)),
+    ]
+    res = sc.evaluate(sc.probe_set(specs, groups_of=groups.__getitem__))
+    assert list(res.touching_body) == [1, 2, 2]
+    assert list(res.depth) == pytest.approx([0.002, 0.003, 0.003], abs=1e-15)
+    assert res.force[0, 0] == 0 and res.force[1, 2] == 0
+
+
+def test_proximity_distance_and_range():
+    """Free probe: distance = min(d_surf - r) over facing shapes within range, +inf beyond."""
+    r = 0.004
+    sc = Scene(["finger", "floor", "ball"])
+    sc.add("floor", Plane([0, 0, 1], 0.0))
+    sc.add("ball", Sphere([0, 0, 0], 0.01))
+    sc.pose("ball", t=[0.0, 0.0, 0.05])
+    sc.pose("finger", t=[0.0, 0.0, 0.02])
+    specs = [
+        probe("down", normal=(0, 0, -1), radius=r),          # floor at 0.02 -> 0.016
+        probe("up", normal=(0, 0, 1), radius=r),             # ball surface at 0.04 -> 0.016
+        probe("up_short", normal=(0, 0, 1), radius=r, range=0.01),  # beyond its range
+        probe("up_off", position=(0, 0.001, 0.0), normal=(0, 0, 1), radius=r),
+    ]
+    res = sc.evaluate(sc.probe_set(specs))
+    assert not res.in_contact.any()
+    assert res.distance[0] == pytest.approx(0.016, abs=1e-15)
+    assert res.distance[1] == pytest.approx(0.016, abs=1e-15)
+    assert res.distance[2] == math.inf
+    expect = math.hypot(0.001, 0.03) - 0.01 - r
+    assert res.distance[3] == pytest.approx(expect, abs=1e-15)
+    # default range 0.05 m: just inside it is finite, just beyond it +inf (ball moved away)
+    sc.pose("ball", t=[1.0, 1.0, 1.0])
+    ps = sc.probe_set([probe("down", normal=(0, 0, -1), radius=r)])
+    sc.pose("finger", t=[0.0, 0.0, 0.05 + r - 1e-4])
+    assert sc.evaluate(ps).distance[0] == pytest.approx(0.0499, abs=1e-15)
+    sc.pose("finger", t=[0.0, 0.0, 0.05 + r + 1e-4])
+    assert sc.evaluate(ps).distance[0] == math.inf
+
+
+def test_patch_totals_and_result_buffers_reset():
+    """Patch totals sum the probes; a second evaluation with the body lifted clears them."""
+    sc = _plane_scene()
+    patch = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0, 0, -1.0]),
+                      np.array([1.0, 0, 0]), 0.003, 0.002, 1000.0, rows=2, cols=3)
+    ps = sc.probe_set([patch, probe("single")])
+    sc.pose("finger", t=[0, 0, 0.001])
+    res = sc.evaluate(ps)
+    assert res.patch_names == ["pad"] and res.names[:6] == [f"pad/{i}" for i in range(6)]
+    pen = 0.001
+    np.testing.assert_allclose(res.patch_force[0], [0, 0, 6 * 1000.0 * pen], atol=1e-12)
+    assert res.patch_area[0] == pytest.approx(6 * math.pi * (2 * 0.002 * pen - pen**2))
+    assert res.patch_in_contact[0] == 6
+    sc.pose("finger", t=[0, 0, 1.0])
+    res = sc.evaluate(ps)
+    assert res.patch_in_contact[0] == 0 and not res.in_contact.any()
+    assert np.all(res.force == 0) and np.all(res.patch_force == 0) and np.all(res.distance == math.inf)
+
+
+def test_broadphase_matches_brute_force_on_random_scene():
+    """Many probes on several bodies, spheres and boxes and a plane: the broadphase result
+    equals a brute-force evaluation over every (probe, shape) pair."""
+    rng = np.random.default_rng(7)
+    bodies = ["hand", "a", "b", "c", "floor"]
+    sc = Scene(bodies)
+    for b in "abc":
+        for _ in range(4):
+            sc.add(b, Sphere(rng.uniform(-0.05, 0.05, 3), rng.uniform(0.005, 0.03)))
+            sc.add(b, Box(rng.uniform(0.01, 0.06, 3), rng.uniform(-0.05, 0.05, 3),
+                          rng.normal(size=4)))
+    sc.add("floor", Plane([0, 0, 1], -0.02))
+    for b in "abc":
+        sc.pose(b, R=axis_angle_to_matrix(rng.normal(size=3), rng.uniform(0, 3)),
+                t=rng.uniform(-0.08, 0.08, 3))
+    sc.pose("hand", R=axis_angle_to_matrix([0, 1, 0], 0.4), t=[0, 0, 0.01])
+    specs = [probe(f"p{i}", body="/ambf/env/hand", position=rng.uniform(-0.1, 0.1, 3), normal=rng.normal(size=3),
+                   radius=rng.uniform(0.002, 0.01), range=0.02) for i in range(600)]
+    ps = sc.probe_set(specs, cluster_size=16)
+    res = sc.evaluate(ps)
+    assert 0 < ps.result.pairs_checked < len(specs) * len(sc.shapes)
+    world = sc.world()
+    # brute force
+    N, S = len(specs), len(sc.shapes)
+    pi = np.repeat(np.arange(N), S)
+    si = np.tile(np.arange(S), N)
+    d, _, nc = _reference_point_distance(world, si, res.position[pi])
+    d, nc = d.reshape(N, S), nc.reshape(N, S, 3)
+    r = ps.radius[:, None]
+    facing = np.einsum("nsk,nk->ns", nc, res.normal) < 0
+    gap = np.where(facing & (d - r <= ps.range[:, None]), d - r, np.inf)
+    touch = facing & (d < r)
+    pen = np.where(touch, np.clip(r - d, 0, 2 * r), 0.0)
+    np.testing.assert_allclose(res.distance, gap.min(1), atol=1e-15)
+    np.testing.assert_allclose(res.depth, np.where(touch.any(1), pen.max(1), 0), atol=1e-15)
+    np.testing.assert_allclose(res.force, np.einsum("ns,nsk->nk", ps.stiffness[:, None] * pen, nc), atol=1e-12)
+    np.testing.assert_allclose(res.area, (np.pi * (2 * r * pen - pen**2)).sum(1), atol=1e-16)
+    assert np.array_equal(res.in_contact, touch.any(1))
+    assert res.in_contact.sum() > 20 and np.isfinite(res.distance).sum() > res.in_contact.sum()
+    deepest = np.where(touch.any(1), np.argmin(np.where(touch, d, np.inf), axis=1), -1)
+    assert np.array_equal(res.touching_shape, deepest)
+
+
+# ----------------------------------------------------------------------------- file format
+
+def _doc_error(doc, body_names=("/ambf/env/finger", "/ambf/env/floor")):
+    with pytest.raises(ProbeError) as e:
+        parse_probe_document(doc, "hand.probes.yaml", list(body_names))
+    return str(e.value)
+
+
+GOOD_PROBE = {"name": "tip", "body": "finger", "position": [0, 0, 0.02], "normal": [0, 0, 1],
+              "radius": 0.004, "stiffness": 2000.0}
+GOOD_PATCH = {"name": "pad", "body": "finger", "origin": [0, 0, 0.02], "normal": [0, 0, 1],
+              "direction": [1, 0, 0], "spacing": 0.003, "rows": 4, "cols": 4, "radius": 0.002,
+              "stiffness": 2000.0}
+
+
+@pytest.mark.parametrize("section, base, key, value, expect", [
+    ("probes", GOOD_PROBE, "radius", None, "missing required key"),
+    ("probes", GOOD_PROBE, "radius", -1.0, "must be > 0"),
+    ("probes", GOOD_PROBE, "stiffness", "hard", "finite number"),
+    ("probes", GOOD_PROBE, "position", [0, 0], "3 finite numbers"),
+    ("probes", GOOD_PROBE, "position", [0, 0, float("nan")], "3 finite numbers"),
+    ("probes", GOOD_PROBE, "normal", [0, 0, 0], "non-zero"),
+    ("probes", GOOD_PROBE, "body", "thumb", "no body named 'thumb'"),
+    ("probes", GOOD_PROBE, "range", -0.1, "must be >= 0"),
+    ("probes", GOOD_PROBE, "sense", ["tabel"], "'tabel' matches no body"),
+    ("probes", GOOD_PROBE, "sense", {"groups": ["a"]}, "list of integers"),
+    ("probes", GOOD_PROBE, "include_own_body", "yes", "true or false"),
+    ("probes", GOOD_PROBE, "colour", "red", "unknown key"),
+    ("patches", GOOD_PATCH, "direction", [0, 0, 2], "must not be parallel"),
+    ("patches", GOOD_PATCH, "rows", 0, "integer >= 1"),
+    ("patches", GOOD_PATCH, "cols", 2.5, "integer >= 1"),
+    ("patches", GOOD_PATCH, "spacing", 0, "must be > 0"),
+    ("patches", GOOD_PATCH, "shape", "hexagon", "'rectangle' or 'circle'"),
+    ("patches", GOOD_PATCH, "disc_radius", 0.01, "only used with 'shape: circle'"),
+])
+def test_validation_errors_name_file_entry_and_key(section, base, key, value, expect):
+    entry = dict(base)
+    if value is None:
+        del entry[key]
+    else:
+        entry[key] = value
+    msg = _doc_error({section: [dict(base, name="ok"), entry]})
+    name = base["name"]
+    assert msg.startswith(f"hand.probes.yaml: {section}[1] '{name}': {key}: "), msg
+    assert expect in msg, msg
+
+
+def test_validation_structure_and_names():
+    assert "top-level key" in _doc_error({"probe": []})
+    assert "probes: must be a list" in _doc_error({"probes": {"a": 1}})
+    assert "probes[0]: must be a mapping" in _doc_error({"probes": ["tip"]})
+    dup = _doc_error({"probes": [GOOD_PROBE], "patches": [dict(GOOD_PATCH, name="tip")]})
+    assert "patches[0] 'tip': name: probe name 'tip' already used by probes[0] 'tip'" in dup
+    clash = _doc_error({"probes": [dict(GOOD_PROBE, name="pad/3")], "patches": [GOOD_PATCH]})
+    assert "already used" in clash
+    msg = _doc_error({"patches": [dict(GOOD_PATCH, shape="circle", disc_radius=0.001)]})
+    assert "patches[0] 'pad': rows: not used by a circular patch" in msg
+
+
+def test_ambiguous_and_qualified_body_names():
+    names = ["/ambf/env/left/finger", "/ambf/env/right/finger", "/ambf/env/palm"]
+    with pytest.raises(KeyError, match="ambiguous.*left/finger.*right/finger"):
+        resolve_body("finger", names)
+    assert resolve_body("palm", names) == "/ambf/env/palm"
+    assert resolve_body("right/finger", names) == "/ambf/env/right/finger"
+    assert resolve_body("/ambf/env/left/finger", names) == "/ambf/env/left/finger"
+    msg = _doc_error({"probes": [GOOD_PROBE]}, names)
+    assert "probes[0] 'tip': body: " in msg and "ambiguous" in msg
+
+
+def test_load_file_errors(tmp_path):
+    bad = tmp_path / "bad.probes.yaml"
+    bad.write_text("probes: [ {name: a\n")
+    with pytest.raises(ProbeError, match=r"bad\.probes\.yaml: invalid YAML"):
+        load_probe_file(bad, ["/ambf/env/finger"])
+    with pytest.raises(ProbeError, match="missing.probes.yaml: cannot read"):
+        load_probe_file(tmp_path / "missing.probes.yaml", ["/ambf/env/finger"])
+
+
+def test_rectangular_patch_geometry():
+    """4 x 4 grid of pitch 3 mm centred on the origin, in the plane normal to `normal`;
+    columns along `direction`, rows along normal x direction."""
+    doc = {"patches": [dict(GOOD_PATCH, normal=[0, 0, 2], direction=[1, 0, 0.5])]}
+    (patch,) = parse_probe_document(doc, "f.yaml", ["/ambf/env/finger"])
+    probes = patch.probes()
+    assert [p.name for p in probes] == [f"pad/{i}" for i in range(16)]
+    pos = np.array([p.position for p in probes])
+    np.testing.assert_allclose(pos.mean(0), [0, 0, 0.02], atol=1e-15)
+    np.testing.assert_allclose(pos[:, 2], 0.02, atol=1e-15)
+    np.testing.assert_allclose(pos[1] - pos[0], [0.003, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(pos[4] - pos[0], [0, 0.003, 0], atol=1e-15)
+    np.testing.assert_allclose(pos[0], [-0.0045, -0.0045, 0.02], atol=1e-15)
+    for p in probes:
+        np.testing.assert_allclose(p.normal, [0, 0, 1])
+        assert p.patch == "pad" and p.radius == 0.002 and p.stiffness == 2000.0
+
+
+def test_circular_patch_geometry():
+    """disc_radius 5 mm, pitch 2 mm: lattice points (i, j) with 4(i^2 + j^2) <= 25 mm^2:
+    the 5 x 5 block minus its 4 corners = 21 probes, all within the disc."""
+    doc = {"patches": [dict(GOOD_PATCH, shape="circle", rows=None, cols=None, spacing=0.002,
+                            disc_radius=0.005, normal=[1, 0, 0], direction=[0, 1, 0])]}
+    (patch,) = parse_probe_document(doc, "f.yaml", ["/ambf/env/finger"])
+    pos = patch.local_positions()
+    assert len(pos) == 21 and len(patch.probes()) == 21
+    rel = pos - [0, 0, 0.02]
+    np.testing.assert_allclose(rel[:, 0], 0, atol=1e-15)
+    assert np.all(np.linalg.norm(rel, axis=1) <= 0.005 + 1e-15)
+    assert len({tuple(np.round(p / 0.002).astype(int)) for p in rel}) == 21
+
+
+def test_demo_probe_files_load():
+    """The bundled probe examples load against their ADF body names."""
+    names = ["/ambf/env/" + b for b in ("base", "turret", "upper_arm", "forearm", "hand",
+                                          "fingertip", "floor", "table")]
+    files = sorted((REPO / "examples").rglob("*probes*.yaml"))
+    assert files
+    for f in files:
+        specs = load_probe_file(f, names)
+        assert specs and all(s.body in names for s in specs)
