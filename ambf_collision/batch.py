@@ -1,0 +1,367 @@
+"""Shapes fixed in frames moved to world coordinates at once, and all pair distances at once.
+
+* :class:`WorldShapes`: array container of N shapes in world coordinates (metres).
+* :class:`LinkShapes`: N shapes given in the local coordinates of frames; ``to_world(R, t)``
+  fills a reused :class:`WorldShapes` from the frames' world poses.
+* :class:`PairDistance`: a pair list compiled once (grouped by kind combination, buffers
+  preallocated); ``compute(world)`` returns signed distances, witness points and normals of
+  all pairs with coal's ``Contact`` semantics (normal from shape 1 to shape 2).
+* :func:`point_signed_distance`: signed distance of K points to K shapes (used by probes).
+
+Sphere/capsule pairs use the closed form of :mod:`segment_distance`; sphere/capsule against a
+solid uses :mod:`solid_distance`; solid against solid goes through :mod:`coal_bridge` (one call
+per pair: the only per-pair Python loop).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ambf_collision.segment_distance import (COINCIDENT, SegmentPairSolver, _TINY_LEN2,
+                                             perpendicular_unit)
+from ambf_collision.shapes import (BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE,
+                                   SPHERE, Box, Capsule, Cone, ConvexHull, Cylinder, Plane,
+                                   ShapeError, Sphere)
+from ambf_collision.transforms import matrix_to_quat
+
+__all__ = ["WorldShapes", "LinkShapes", "PairDistance", "PairResult", "point_signed_distance",
+           "shape_at"]
+
+SOLID_KINDS = (BOX, CYLINDER, CONE, PLANE, CONVEX)
+
+
+class WorldShapes:
+    """N shapes as arrays (world coordinates, metres).
+
+    ``kind (N,) int8``; ``a (N,3)``: sphere centre / capsule end a / solid centre (plane: the
+    point ``offset * normal``); ``b (N,3)``: capsule end b (``== a`` otherwise); ``radius (N,)``:
+    sphere/capsule/cylinder/cone radius, else 0; ``rot (N,3,3)``: world-from-local (identity for
+    sphere, capsule and plane); ``half (N,3)``: box half extents, cylinder/cone
+    ``(r, r, height/2)``; ``normal (N,3)``, ``offset (N,)``: plane ``normal . x < offset`` (zero
+    for other kinds); ``hull``: list of local vertex arrays (M,3) for CONVEX, else None.
+    """
+
+    __slots__ = ("kind", "a", "b", "radius", "rot", "half", "normal", "offset", "hull")
+
+    def __init__(self, n: int):
+        self.kind = np.zeros(n, dtype=np.int8)
+        self.a = np.zeros((n, 3))
+        self.b = np.zeros((n, 3))
+        self.radius = np.zeros(n)
+        self.rot = np.tile(np.eye(3), (n, 1, 1))
+        self.half = np.zeros((n, 3))
+        self.normal = np.zeros((n, 3))
+        self.offset = np.zeros(n)
+        self.hull = [None] * n
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    @classmethod
+    def from_shapes(cls, shapes) -> "WorldShapes":
+        """Arrays of the given shape objects, taken as they are (their own coordinates)."""
+        shapes = list(shapes)
+        w = cls(len(shapes))
+        for k, s in enumerate(shapes):
+            s.validate()
+            w.kind[k] = s.kind
+            if s.kind == SPHERE:
+                w.a[k] = w.b[k] = s.center
+                w.radius[k] = s.radius
+            elif s.kind == CAPSULE:
+                w.a[k], w.b[k] = s.a, s.b
+                w.radius[k] = s.radius
+            elif s.kind == PLANE:
+                w.normal[k] = s.normal
+                w.offset[k] = s.offset
+                w.a[k] = w.b[k] = s.offset * s.normal
+            else:
+                w.a[k] = w.b[k] = s.position
+                w.rot[k] = s.rotation
+                if s.kind == BOX:
+                    w.half[k] = 0.5 * s.size
+                elif s.kind in (CYLINDER, CONE):
+                    w.half[k] = (s.radius, s.radius, 0.5 * s.height)
+                    w.radius[k] = s.radius
+                elif s.kind == CONVEX:
+                    w.hull[k] = s.vertices
+                else:
+                    raise ShapeError(f"shapes[{k}]: unknown kind {s.kind!r}")
+        return w
+
+
+def shape_at(world: WorldShapes, k: int):
+    """Shape object of item ``k`` of ``world`` (world coordinates)."""
+    kind = int(world.kind[k])
+    if kind == SPHERE:
+        return Sphere(world.a[k].copy(), float(world.radius[k]))
+    if kind == CAPSULE:
+        return Capsule(world.a[k].copy(), world.b[k].copy(), float(world.radius[k]))
+    if kind == PLANE:
+        return Plane(world.normal[k].copy(), float(world.offset[k]))
+    q = matrix_to_quat(world.rot[k])
+    p = world.a[k].copy()
+    if kind == BOX:
+        return Box(2.0 * world.half[k], p, q)
+    if kind == CYLINDER:
+        return Cylinder(float(world.half[k, 0]), 2.0 * float(world.half[k, 2]), p, q)
+    if kind == CONE:
+        return Cone(float(world.half[k, 0]), 2.0 * float(world.half[k, 2]), p, q)
+    if kind == CONVEX:
+        return ConvexHull(world.hull[k], p, q)
+    raise ShapeError(f"shapes[{k}]: unknown kind {kind!r}")
+
+
+class LinkShapes:
+    """N shapes, shape ``k`` given in the local coordinates of frame ``frame_index[k]``."""
+
+    def __init__(self, shapes, frame_index):
+        self.local = WorldShapes.from_shapes(shapes)
+        n = len(self.local)
+        fi = np.asarray(frame_index, dtype=np.intp).reshape(-1)
+        if fi.shape != (n,):
+            raise ShapeError(f"frame_index: must have one entry per shape ({n}), got {fi.size}")
+        if n and fi.min() < 0:
+            raise ShapeError(f"frame_index: must be >= 0, got {int(fi.min())}")
+        self.frame_index = fi
+        self.kind = self.local.kind
+        self.world = WorldShapes(n)
+        self.world.kind[:] = self.local.kind
+        self.world.radius[:] = self.local.radius
+        self.world.half[:] = self.local.half
+        self.world.hull = list(self.local.hull)
+        self._R = np.empty((n, 3, 3))
+        self._t = np.empty((n, 3))
+        self._tmp = np.empty(n)
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def to_world(self, R, t) -> WorldShapes:
+        """Move all shapes by their frames' poses ``R (F,3,3)``, ``t (F,3)`` (world from frame,
+        metres). Returns the reused world buffer (valid until the next call)."""
+        R = np.asarray(R, dtype=np.float64)
+        t = np.asarray(t, dtype=np.float64)
+        if R.ndim != 3 or R.shape[1:] != (3, 3) or t.shape != (R.shape[0], 3):
+            raise ValueError(f"to_world: expected R (F,3,3) and t (F,3), got {R.shape} and {t.shape}")
+        if len(self) and self.frame_index.max() >= R.shape[0]:
+            raise ValueError(f"to_world: frame index {int(self.frame_index.max())} out of range "
+                             f"for {R.shape[0]} frames")
+        L, W, Rg, tg = self.local, self.world, self._R, self._t
+        np.take(R, self.frame_index, axis=0, out=Rg)
+        np.take(t, self.frame_index, axis=0, out=tg)
+        np.einsum("nij,nj->ni", Rg, L.a, out=W.a)
+        W.a += tg
+        np.einsum("nij,nj->ni", Rg, L.b, out=W.b)
+        W.b += tg
+        np.matmul(Rg, L.rot, out=W.rot)
+        np.einsum("nij,nj->ni", Rg, L.normal, out=W.normal)
+        np.einsum("ni,ni->n", W.normal, tg, out=self._tmp)
+        np.add(L.offset, self._tmp, out=W.offset)
+        return W
+
+
+class PairResult:
+    """Per-pair arrays (reused buffers): ``distance (P,)`` signed (m), ``point_1``,
+    ``point_2``, ``normal`` (unit, shape 1 -> shape 2), ``position`` (midpoint), all (P,3)."""
+
+    __slots__ = ("distance", "point_1", "point_2", "normal", "position")
+
+    def __init__(self, n: int):
+        self.distance = np.zeros(n)
+        self.point_1 = np.zeros((n, 3))
+        self.point_2 = np.zeros((n, 3))
+        self.normal = np.zeros((n, 3))
+        self.position = np.zeros((n, 3))
+
+
+def _solid_module():
+    from ambf_collision import solid_distance  # part B; imported only when solids are used
+    return solid_distance
+
+
+class PairDistance:
+    """All distances of a fixed pair list ``pairs (P,2)`` of shape indices, compiled once."""
+
+    def __init__(self, link_shapes, pairs):
+        kinds = np.asarray(link_shapes.kind, dtype=np.int8)
+        n = len(kinds)
+        pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2) if len(pairs) else np.zeros((0, 2), np.intp)
+        if pairs.size and (pairs.min() < 0 or pairs.max() >= n):
+            bad = int(np.flatnonzero((pairs < 0).any(1) | (pairs >= n).any(1))[0])
+            raise ShapeError(f"pairs[{bad}]: shape index out of range 0..{n - 1}: {pairs[bad].tolist()}")
+        self.pairs = pairs
+        P = len(pairs)
+        self.result = PairResult(P)
+        k1, k2 = kinds[pairs[:, 0]], kinds[pairs[:, 1]]
+        round1, round2 = k1 <= CAPSULE, k2 <= CAPSULE
+
+        # sphere/capsule - sphere/capsule: closed form, one group
+        cc = np.flatnonzero(round1 & round2)
+        self._cc = cc
+        self._cc_all = cc.size == P
+        self._cc_i1 = pairs[cc, 0].copy()
+        self._cc_i2 = pairs[cc, 1].copy()
+        m = cc.size
+        self._solver = SegmentPairSolver(m)
+        self._pack = np.empty((8, n))  # rows: a(3), d(3), 1/|d|^2, radius
+        self._G1 = np.empty((8, m))
+        self._G2 = np.empty((8, m))
+        self._len2 = np.empty(n)
+        if self._cc_all:
+            r = self.result
+            self._cc_out = (r.distance, r.point_1.T, r.point_2.T, r.normal.T, r.position.T)
+        else:
+            self._cc_out = (np.empty(m),) + tuple(np.empty((3, m)) for _ in range(4))
+
+        # sphere/capsule - solid, one group per solid kind
+        self._cs = []
+        mixed = round1 ^ round2
+        for kind in SOLID_KINDS:
+            sel = np.flatnonzero(mixed & ((k1 == kind) | (k2 == kind)))
+            if not sel.size:
+                continue
+            solid_first = ~round1[sel]
+            cap = np.where(solid_first, pairs[sel, 1], pairs[sel, 0])
+            sol = np.where(solid_first, pairs[sel, 0], pairs[sel, 1])
+            hull = None
+            if kind == CONVEX:
+                sd = _solid_module()
+                hull = [link_shapes_hull(link_shapes, j) for j in sol]
+                if hasattr(sd, "compile_hulls"):
+                    hull = sd.compile_hulls(hull)
+            self._cs.append((kind, sel, cap, sol, solid_first[:, None], hull))
+
+        # solid - solid through coal, one call per pair
+        self._ss = np.flatnonzero(~round1 & ~round2)
+
+    def compute(self, world: WorldShapes) -> PairResult:
+        """Distances, witness points and normals of all pairs for the shapes in ``world``.
+        Returns the reused result buffers (copy what you keep)."""
+        res = self.result
+        if self._cc.size:
+            self._compute_cc(world)
+        for group in self._cs:
+            self._compute_cs(world, *group)
+        if self._ss.size:
+            self._compute_ss(world)
+        return res
+
+    def _compute_cc(self, world):
+        pk, l2 = self._pack, self._len2
+        A = pk[0:3]
+        D = pk[3:6]
+        np.copyto(A, world.a.T)
+        np.subtract(world.b.T, A, out=D)
+        np.einsum("ij,ij->j", D, D, out=l2)
+        ia = pk[6]
+        ia.fill(0.0)
+        np.divide(1.0, l2, out=ia, where=l2 > _TINY_LEN2)
+        np.copyto(pk[7], world.radius)
+        G1, G2 = self._G1, self._G2
+        np.take(pk, self._cc_i1, axis=1, out=G1)
+        np.take(pk, self._cc_i2, axis=1, out=G2)
+        dist, p1, p2, nrm, pos = self._cc_out
+        self._solver.capsules(G1[0:3], G1[3:6], G1[6], G1[7], G2[0:3], G2[3:6], G2[6], G2[7],
+                              dist, p1, p2, nrm, pos)
+        if not self._cc_all:
+            res, idx = self.result, self._cc
+            res.distance[idx] = dist
+            res.point_1[idx] = p1.T
+            res.point_2[idx] = p2.T
+            res.normal[idx] = nrm.T
+            res.position[idx] = pos.T
+
+    def _compute_cs(self, world, kind, sel, cap, sol, solid_first, hull):
+        sd = _solid_module()
+        r = world.radius[cap]
+        d, on_seg, nearest, n = sd.segment_solid_distance(
+            kind, world.a[cap], world.b[cap], world.a[sol], world.rot[sol], world.half[sol],
+            world.normal[sol], world.offset[sol], hull)
+        on_cap = on_seg - r[:, None] * n
+        res = self.result
+        res.distance[sel] = d - r
+        p1 = np.where(solid_first, nearest, on_cap)
+        p2 = np.where(solid_first, on_cap, nearest)
+        res.point_1[sel] = p1
+        res.point_2[sel] = p2
+        res.normal[sel] = np.where(solid_first, n, -n)
+        res.position[sel] = 0.5 * (p1 + p2)
+
+    def _compute_ss(self, world):
+        from ambf_collision.coal_bridge import solid_pair_distance
+        res = self.result
+        for k in self._ss:
+            i, j = self.pairs[k]
+            dist, p1, p2, nrm = solid_pair_distance(shape_at(world, i), shape_at(world, j))
+            res.distance[k] = dist
+            res.point_1[k] = p1
+            res.point_2[k] = p2
+            res.normal[k] = nrm
+            res.position[k] = 0.5 * (np.asarray(p1) + np.asarray(p2))
+
+
+def link_shapes_hull(link_shapes, j):
+    """Local hull vertices of shape ``j`` (LinkShapes or WorldShapes)."""
+    src = getattr(link_shapes, "local", link_shapes)
+    return src.hull[j]
+
+
+def point_signed_distance(world: WorldShapes, shape_index, points):
+    """Signed distance (m, negative inside) from each point ``points[k]`` (K,3, world) to the
+    surface of shape ``shape_index[k]``; returns ``d (K,)``, ``nearest (K,3)`` on the surface
+    and ``normal (K,3)``, the outward unit normal there (pointing from the surface to the point).
+
+    Fallback normal when a point lies on a sphere centre / capsule axis: a unit vector
+    perpendicular to the capsule axis (see :func:`segment_distance.perpendicular_unit`), +z for
+    a sphere centre.
+    """
+    idx = np.asarray(shape_index, dtype=np.intp).reshape(-1)
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 3)
+    if len(idx) != len(pts):
+        raise ValueError(f"point_signed_distance: {len(idx)} shape indices for {len(pts)} points")
+    K = len(idx)
+    d = np.empty(K)
+    nearest = np.empty((K, 3))
+    normal = np.empty((K, 3))
+    kinds = world.kind[idx]
+    rnd = np.flatnonzero(kinds <= CAPSULE)
+    if rnd.size:
+        s = idx[rnd]
+        p = pts[rnd]
+        A = world.a[s]
+        D = world.b[s] - A
+        l2 = np.einsum("ij,ij->i", D, D)
+        inv = np.divide(1.0, l2, out=np.zeros_like(l2), where=l2 > _TINY_LEN2)
+        t = np.clip(np.einsum("ij,ij->i", p - A, D) * inv, 0.0, 1.0)
+        C = A + t[:, None] * D
+        W = p - C
+        L = np.sqrt(np.einsum("ij,ij->i", W, W))
+        N = W / np.maximum(L, COINCIDENT)[:, None]
+        bad = np.flatnonzero(L < COINCIDENT)
+        if bad.size:
+            fb = np.zeros((bad.size, 3))
+            fb[:, 2] = 1.0
+            has = l2[bad] > _TINY_LEN2
+            if np.any(has):
+                fb[has] = perpendicular_unit(D[bad][has])
+            N[bad] = fb
+        r = world.radius[s]
+        d[rnd] = L - r
+        normal[rnd] = N
+        nearest[rnd] = C + r[:, None] * N
+    for kind in SOLID_KINDS:
+        sel = np.flatnonzero(kinds == kind)
+        if not sel.size:
+            continue
+        s = idx[sel]
+        hull = [world.hull[j] for j in s] if kind == CONVEX else None
+        dk, xk, nk = _solid_module().point_solid_distance(
+            kind, pts[sel], world.a[s], world.rot[s], world.half[s], world.normal[s],
+            world.offset[s], hull)
+        d[sel], nearest[sel], normal[sel] = dk, xk, nk
+    bad_kind = np.flatnonzero((kinds < 0) | (kinds > CONVEX))
+    if bad_kind.size:
+        raise ShapeError(f"shape {int(idx[bad_kind[0]])}: unknown kind {int(kinds[bad_kind[0]])}")
+    return d, nearest, normal
+
