@@ -55,6 +55,7 @@ __all__ = [
     "RateLimiter",
     "WarningThrottle",
     "CollisionMonitor",
+    "model_probe_evaluator",
 ]
 
 STATUS_OK = 0
@@ -145,14 +146,17 @@ class MonitorOutput:
 class JointStateMerger:
     """Merged joint positions (model order) from partial ``JointState`` messages.
 
-    ``joint_names``: the model's joints. Each accepted message updates only the joints it names;
-    a rejected message changes nothing. Positions in radians or metres, stamps in seconds.
+    ``joint_names``: the model's joints; ``aliases``: further accepted names (e.g. the plain
+    ADF name of a qualified joint) -> index. Each accepted message updates only the joints it
+    names; a rejected message changes nothing. Positions in radians or metres, stamps in seconds.
     """
 
-    def __init__(self, joint_names, config: MonitorConfig | None = None):
+    def __init__(self, joint_names, config: MonitorConfig | None = None, aliases=None):
         self.config = config or MonitorConfig()
         self.joint_names = list(joint_names)
         self.index = {n: i for i, n in enumerate(self.joint_names)}
+        for n, i in (aliases or {}).items():
+            self.index.setdefault(n, int(i))
         n = len(self.joint_names)
         self.positions = np.zeros(n)
         self.joint_stamps = np.full(n, -math.inf)  # per-joint stamp of the latest good value
@@ -213,6 +217,12 @@ class JointStateMerger:
         if len(set(names)) != len(names):
             dup = next(n for i, n in enumerate(names) if n in names[:i])
             return reject("duplicate", f"joint {dup!r} appears twice")
+        targets = [self.index.get(n) for n in names]
+        known = [t for t in targets if t is not None]
+        if len(set(known)) != len(known):
+            dup = next(n for i, n in enumerate(names)
+                       if targets[i] is not None and targets[i] in targets[:i])
+            return reject("duplicate", f"joint {dup!r} appears twice (by another name)")
         bad = ~np.isfinite(values)
         if bad.any():
             i = int(np.argmax(bad))
@@ -352,9 +362,11 @@ class CollisionMonitor:
     """The node's logic around a compiled model.
 
     ``model``: a :class:`ambf_collision.model.Model` (``joint_names``, ``create_data``,
-    ``set_joint_positions``, ``evaluate``). ``probes``: optional callable
-    ``probes(model, data, result) -> probe result`` (see :meth:`probe_evaluator`).
-    ``required_joints``: joints that must have been received before evaluating (default: all).
+    ``set_joint_positions``, ``evaluate``). Joint states may name joints by their qualified or
+    (when unique) plain name. ``probes``: optional callable ``probes(model, data, result) ->
+    probe result`` (see :func:`model_probe_evaluator`). ``required_joints``: joints that must
+    have been received before evaluating (default: the movable joints, ``model.tree.movable``,
+    or all joints when the model does not say).
     """
 
     RATE_WINDOW = 1.0  # s over which evaluation_rate is measured
@@ -366,13 +378,20 @@ class CollisionMonitor:
         self.model = model
         self.data = model.create_data()
         names = list(model.joint_names)
-        self.merger = JointStateMerger(names, self.config)
+        plain = list(getattr(model, "joint_plain_names", names))
+        aliases = {p: i for i, p in enumerate(plain) if plain.count(p) == 1}
+        self.merger = JointStateMerger(names, self.config, aliases=aliases)
         if required_joints is not None:
-            req = set(required_joints)
-            unknown = sorted(req - set(names))
+            idx = [self.merger.index.get(n) for n in required_joints]
+            unknown = [n for n, i in zip(required_joints, idx) if i is None]
             if unknown:
                 raise ValueError(f"required_joints: unknown joint(s) {unknown}")
-            self.merger.required[:] = [n in req for n in names]
+            self.merger.required[:] = False
+            self.merger.required[idx] = True
+        else:
+            movable = getattr(getattr(model, "tree", None), "movable", None)
+            if movable is not None and len(movable) == len(names):
+                self.merger.required[:] = np.asarray(movable, dtype=bool)
         self.limiter = RateLimiter(self.config.max_rate)
         self.throttle = WarningThrottle(self.config.warning_period)
         self.probes = probes
@@ -516,13 +535,6 @@ class CollisionMonitor:
                 self._warn("nan:probes", f"zeroed {n} probe(s) with non-finite values", now)
         out.probes = probe_result
 
-    @staticmethod
-    def probe_evaluator(probe_set, **kwargs):
-        """Adapter: a ``probes`` callable from an object with ``evaluate(model, data, result)``."""
-        def run(model, data, result):
-            return probe_set.evaluate(model, data, result, **kwargs)
-        return run
-
 
 _PROBE_FIELDS = ("depth", "area", "force", "force_body", "contact_normal", "position", "normal")
 
@@ -563,3 +575,25 @@ def _sanitize_probes(pr) -> int:
         if isinstance(arr, np.ndarray):
             arr[~np.isfinite(arr)] = 0.0
     return int(bad.sum())
+
+
+def model_probe_evaluator(model, specs):
+    """A ``probes`` callable for :class:`CollisionMonitor` from probe specs (as returned by
+    ``probes.load_probe_file``) on a :class:`ambf_collision.model.Model`.
+
+    Returns ``(evaluate, probe_set)``; ``evaluate(model, data, result)`` runs the probe set on the
+    body poses and world shapes of the cycle just evaluated.
+    """
+    from ambf_collision.probes import ProbeSet, shape_bounding_sphere
+
+    spheres = [shape_bounding_sphere(s) for s in model.shapes]
+    center = np.array([c for c, _ in spheres], dtype=float).reshape(len(spheres), 3)
+    radius = np.array([r for _, r in spheres], dtype=float)
+    probe_set = ProbeSet(specs, model.body_names, model.shape_body, center, radius,
+                         groups_of=model.groups_of)
+
+    def evaluate(model_, data, result):
+        world = model_.link_shapes.to_world(data.body_R, data.body_t)
+        return probe_set.evaluate(data.body_R, data.body_t, world)
+
+    return evaluate, probe_set
