@@ -1,0 +1,82 @@
+"""Core results -> messages (ambf_collision.ros_convert), against values written by hand."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="rclpy not importable: run through `make test`")
+pytest.importorskip("ambf_collision.msg", reason="messages not built: run through `make test`")
+
+from ambf_collision.ros_convert import (  # noqa: E402
+    ContactArrayWriter, ProbeArrayWriter, contact_msg, stamp_msg)
+
+
+def _contact(d, p1, p2, n, b1="/w/a", b2="/w/b"):
+    p1, p2 = np.array(p1, float), np.array(p2, float)
+    return SimpleNamespace(body_1=b1, body_2=b2, shape_1=-1, shape_2=2, distance=d,
+                           point_1=p1, point_2=p2, position=(p1 + p2) / 2, normal=np.array(n, float))
+
+
+@pytest.mark.parametrize("sec,expect", [(1234.5, (1234, 500_000_000)), (0.0, (0, 0)),
+                                        (1.999999999, (1, 999_999_999)), (-3.0, (0, 0)),
+                                        (math.nan, (0, 0)), (1.9999999999, (2, 0))])
+def test_stamp_conversion(sec, expect):
+    t = stamp_msg(sec)
+    assert (t.sec, t.nanosec) == expect
+
+
+def test_contact_fields_copied_exactly():
+    c = _contact(-0.25, (0, 0, 1), (0, 0, 0.75), (0, 0, -1))
+    m = contact_msg(c)
+    assert (m.body_1, m.body_2, m.shape_1, m.shape_2) == ("/w/a", "/w/b", -1, 2)
+    assert m.distance == -0.25
+    assert (m.point_1.x, m.point_1.y, m.point_1.z) == (0.0, 0.0, 1.0)
+    assert (m.point_2.z, m.position.z) == (0.75, 0.875)
+    assert (m.normal.x, m.normal.y, m.normal.z) == (0.0, 0.0, -1.0)
+
+
+def test_contact_array_writer_reuses_message_and_never_emits_nan():
+    w = ContactArrayWriter("map")
+    bad = _contact(math.nan, (math.nan, 0, 0), (0, math.inf, 0), (0, 0, 1))
+    out = SimpleNamespace(status=0, min_distance=0.01, pairs_checked=7,
+                          contacts=[_contact(0.01, (0, 0, 0), (0.01, 0, 0), (1, 0, 0)), bad])
+    m = w.fill(out, stamp_msg(5.0))
+    assert m is w.msg and m.header.frame_id == "map" and m.header.stamp.sec == 5
+    assert (m.status, m.min_distance, m.pairs_checked, len(m.contacts)) == (0, 0.01, 7, 2)
+    values = [m.contacts[1].distance, m.contacts[1].point_1.x, m.contacts[1].point_2.y]
+    assert all(math.isfinite(v) for v in values)
+    out2 = SimpleNamespace(status=2, min_distance=math.nan, pairs_checked=0, contacts=[])
+    m2 = w.fill(out2, stamp_msg(6.0))
+    assert m2 is m and m.contacts == [] and m.min_distance == math.inf and m.status == 2
+
+
+def test_probe_array_writer_maps_arrays_and_touching_body():
+    w = ProbeArrayWriter("world", ["tip", "pad/0"], ["/w/finger", "/w/finger"], ["/w/finger", "/w/table"])
+    pr = SimpleNamespace(
+        in_contact=np.array([True, False]), depth=np.array([0.001, 0.0]),
+        area=np.array([math.pi * (2 * 0.003 * 0.001 - 0.001 ** 2), 0.0]),
+        distance=np.array([-0.001, np.inf]), touching_body=np.array([1, -1]),
+        force=np.array([[0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]),
+        contact_normal=np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]),
+        position=np.array([[0.1, 0.2, 0.3], [0.4, 0.5, math.nan]]),
+        normal=np.array([[0.0, 0.0, -1.0], [0.0, 0.0, -1.0]]))
+    m = w.fill(0, stamp_msg(1.0), pr)
+    a, b = m.probes
+    assert (a.name, a.body, b.name) == ("tip", "/w/finger", "pad/0")
+    assert a.in_contact is True and b.in_contact is False
+    assert (a.depth, a.distance, a.touching_body) == (0.001, -0.001, "/w/table")
+    assert a.area == pytest.approx(math.pi * 5e-6, rel=1e-12)
+    assert (a.force.z, a.contact_normal.z, a.normal.z) == (2.0, 1.0, -1.0)
+    assert (a.position.x, a.position.y, a.position.z) == (0.1, 0.2, 0.3)
+    assert b.touching_body == "" and b.distance == math.inf
+    assert b.position.z == 0.0, "a non-finite value must not reach the message"
+    # a second cycle refreshes the same objects
+    pr.in_contact[:] = False
+    pr.force[0] = (0.0, 0.0, 0.0)
+    m2 = w.fill(2, stamp_msg(2.0), pr)
+    assert m2.probes[0] is a and a.in_contact is False and a.force.z == 0.0 and m2.status == 2
+    assert w.empty(5, stamp_msg(3.0)).probes == []
