@@ -55,6 +55,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from ambf_collision.batch import LinkShapes
+
 __all__ = [
     "ProbeError",
     "ProbeSpec",
@@ -62,6 +64,10 @@ __all__ = [
     "load_probe_file",
     "parse_probe_document",
     "resolve_body",
+    "ProbeSet",
+    "ProbeResult",
+    "probe_report_json",
+    "probe_report_table",
 ]
 
 DEFAULT_RANGE = 0.05
@@ -569,6 +575,13 @@ class ProbeSet:
                  groups_of=None, point_distance=None, cluster_size=32):
         if point_distance is None:
             from ambf_collision.batch import point_signed_distance as point_distance
+        body_names = list(body_names)
+        for p in expand_specs(specs):
+            if p.body not in body_names:  # specs loaded without the model's names
+                try:
+                    object.__setattr__(p, "body", resolve_body(p.body, body_names))
+                except KeyError as e:
+                    raise ValueError(f"probe {p.name!r}: {e.args[0]}") from None
         self._point_distance = point_distance
         self.body_names = list(body_names)
         probes = expand_specs(specs)
@@ -666,6 +679,24 @@ class ProbeSet:
         center = np.array([b[0] for b in bounds], dtype=float).reshape(len(bounds), 3)
         radius = np.array([b[1] for b in bounds], dtype=float)
         return cls(specs, body_names, shape_body, center, radius, **kw)
+
+    @classmethod
+    def from_model(cls, specs, model, **kw):
+        """Compile against a :class:`ambf_collision.model.Model` (its bodies, shapes in body
+        frames and collision groups). The set keeps its own world-shape buffer, so evaluating
+        it never touches the model's buffers."""
+        self = cls.from_shapes(specs, model.body_names, model.shapes, model.shape_body,
+                               groups_of=model.groups_of, **kw)
+        self._link = LinkShapes(model.shapes, model.shape_body) if len(model.shapes) else None
+        return self
+
+    def evaluate_model(self, evaluation) -> "ProbeResult":
+        """Evaluate for the body poses of a model ``EvaluationResult`` (needs ``from_model``)."""
+        if not hasattr(self, "_link"):
+            raise RuntimeError("evaluate_model needs a ProbeSet built with ProbeSet.from_model")
+        R, t = evaluation.body_R, evaluation.body_t
+        world = self._link.to_world(R, t) if self._link is not None else None
+        return self.evaluate(R, t, world)
 
     def __len__(self):
         return len(self.names)
@@ -782,3 +813,75 @@ class ProbeSet:
             res.patch_area[:] = np.bincount(q, weights=res.area[inp], minlength=Q)
             res.patch_in_contact[:] = np.bincount(q, weights=res.in_contact[inp], minlength=Q).astype(np.intp)
         return res
+
+
+# ----------------------------------------------------------------------------- reports
+
+
+def _vec(v):
+    return [float(x) for x in v]
+
+
+def probe_report_json(probe_set: ProbeSet, result: ProbeResult, model=None) -> dict:
+    """``{"probes": [...], "patches": {...}}`` for ``check --json`` (world frame, SI units).
+
+    Each probe: ``name``, ``body`` (qualified), ``in_contact``, ``depth`` (m), ``area`` (m^2),
+    ``force`` [x, y, z] (N), ``contact_normal`` [x, y, z] (zeros when free), ``distance`` (m,
+    ``null`` beyond range), ``touching_body`` (qualified name, ``null`` when free),
+    ``position`` [x, y, z] (m), ``normal`` [x, y, z]. Patches: ``{name: {"force", "area",
+    "in_contact"}}`` (summed force N, summed area m^2, number of probes in contact).
+    """
+    names = list(model.body_names) if model is not None else probe_set.body_names
+    probes = []
+    for i, name in enumerate(result.names):
+        tb = int(result.touching_body[i])
+        dist = float(result.distance[i])
+        probes.append({
+            "name": name,
+            "body": result.body[i],
+            "in_contact": bool(result.in_contact[i]),
+            "depth": float(result.depth[i]),
+            "area": float(result.area[i]),
+            "force": _vec(result.force[i]),
+            "contact_normal": _vec(result.contact_normal[i]),
+            "distance": dist if math.isfinite(dist) else None,
+            "touching_body": names[tb] if tb >= 0 else None,
+            "position": _vec(result.position[i]),
+            "normal": _vec(result.normal[i]),
+        })
+    patches = {
+        name: {
+            "force": _vec(result.patch_force[j]),
+            "area": float(result.patch_area[j]),
+            "in_contact": int(result.patch_in_contact[j]),
+        }
+        for j, name in enumerate(result.patch_names)
+    }
+    return {"probes": probes, "patches": patches}
+
+
+def probe_report_table(probe_set: ProbeSet, result: ProbeResult, model=None) -> str:
+    """Human-readable table of all probes (mm, N, mm^2) and the patch totals."""
+    names = list(model.body_names) if model is not None else probe_set.body_names
+    head = f"{'probe':<20} {'body':<16} {'contact':<7} {'depth mm':>9} {'|F| N':>9} " \
+           f"{'area mm2':>9} {'gap mm':>9}  touching"
+    lines = [head, "-" * len(head)]
+    for i, name in enumerate(result.names):
+        dist = float(result.distance[i])
+        tb = int(result.touching_body[i])
+        lines.append(
+            f"{name:<20} {_plain(result.body[i]):<16} {'yes' if result.in_contact[i] else 'no':<7} "
+            f"{1e3 * result.depth[i]:>9.3f} {float(np.linalg.norm(result.force[i])):>9.4f} "
+            f"{1e6 * result.area[i]:>9.3f} {(f'{1e3 * dist:.3f}' if math.isfinite(dist) else '-'):>9}  "
+            f"{_plain(names[tb]) if tb >= 0 else '-'}"
+        )
+    if result.patch_names:
+        lines.append("")
+        lines.append(f"{'patch':<20} {'in contact':>10} {'|F| N':>9} {'force N [x, y, z]':<30} {'area mm2':>9}")
+        for j, name in enumerate(result.patch_names):
+            f = result.patch_force[j]
+            lines.append(
+                f"{name:<20} {int(result.patch_in_contact[j]):>10} {float(np.linalg.norm(f)):>9.4f} "
+                f"{'[' + ', '.join(f'{x:.4f}' for x in f) + ']':<30} {1e6 * result.patch_area[j]:>9.3f}"
+            )
+    return "\n".join(lines)

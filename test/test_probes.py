@@ -3,6 +3,7 @@ derived by hand, d_surf against coal, proximity distance, and invariance of the 
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from ambf_collision.probes import (
     ProbeSpec,
     load_probe_file,
     parse_probe_document,
+    probe_report_json,
+    probe_report_table,
     resolve_body,
 )
 from ambf_collision.batch import LinkShapes, point_signed_distance
@@ -473,3 +476,103 @@ def test_d_surf_against_coal(kind):
             inside += dc < 0
             outside += dc > 0
     assert outside > 20 and inside > 20
+
+
+# ----------------------------------------------------------------------------- with the model
+
+DEMO = REPO / "examples" / "demo"
+
+
+@pytest.fixture(scope="module")
+def demo():
+    from ambf_collision.model import Model
+
+    model = Model.from_files([DEMO / "demo_arm.yaml"])
+    specs = load_probe_file(DEMO / "demo_probes.yaml", model.body_names)
+    return model, specs
+
+
+def _snapshot(ev):
+    return (ev.distances.copy(), ev.body_R.copy(), ev.body_t.copy(), ev.min_distance,
+            [(c.body_1, c.body_2, c.shape_1, c.shape_2, c.distance, c.point_1.tobytes(),
+              c.point_2.tobytes(), c.normal.tobytes(), c.position.tobytes()) for c in ev.contacts])
+
+
+def test_probes_never_change_collision_results(demo):
+    """Along the demo trajectory, every model output (distances, contacts, poses) is
+    bit-identical with and without a ProbeSet evaluated in the same cycle."""
+    from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array
+
+    model, specs = demo
+    ps = ProbeSet.from_model(specs, model)
+    d_plain, d_probed = model.create_data(), model.create_data()
+    touched = 0
+    for t in np.linspace(0.0, 16.0, 33):
+        q = demo_joint_array(t)
+        model.set_joint_positions(d_plain, JOINT_NAMES, q)
+        plain = _snapshot(model.evaluate(d_plain))
+        model.set_joint_positions(d_probed, JOINT_NAMES, q)
+        ev = model.evaluate(d_probed)
+        res = ps.evaluate_model(ev)
+        touched += int(res.in_contact.sum())
+        after = _snapshot(ev)
+        again = _snapshot(model.evaluate(d_probed))
+        for snap in (after, again):
+            for a, b in zip(plain[:3], snap[:3]):
+                assert np.array_equal(a, b)
+            assert plain[3] == snap[3] and plain[4] == snap[4]
+    assert touched > 0  # the probes really felt something during the run
+
+
+def test_demo_pad_presses_on_table(demo):
+    """Demo probe-touch pose: the fingertip pad (radius 2.5 mm, k 2000 N/m) is pushed into the
+    table top at z = 0.15 + 0.3/2 = 0.30 m (the ADF's location and box size): each pad probe's
+    depth is r - (z - 0.30), force k*depth along +z; the side probes feel nothing in contact."""
+    from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array
+
+    model, specs = demo
+    ps = ProbeSet.from_model(specs, model)
+    data = model.create_data()
+    model.set_joint_positions(data, JOINT_NAMES, demo_joint_array(12.0))
+    res = ps.evaluate_model(model.evaluate(data))
+    pad = np.array([n.startswith("pad/") for n in res.names])
+    z = res.position[pad, 2]
+    depth = 0.0025 - (z - 0.30)
+    assert np.all(depth > 0.004)
+    np.testing.assert_allclose(res.depth[pad], depth, atol=1e-12)
+    np.testing.assert_allclose(res.force[pad], np.outer(2000.0 * depth, [0, 0, 1]), atol=1e-9)
+    table = model.body_names.index("/ambf/env/table")
+    assert np.all(res.touching_body[pad] == table)
+    assert not res.in_contact[~pad].any()
+    assert res.patch_in_contact[0] == 16
+    np.testing.assert_allclose(res.patch_force[0], res.force[pad].sum(0), atol=1e-12)
+    rep = probe_report_json(ps, res, model)
+    assert set(rep) == {"probes", "patches"} and len(rep["probes"]) == len(ps)
+    p0 = rep["probes"][ps.names.index("pad/0")]
+    assert set(p0) == {"name", "body", "in_contact", "depth", "area", "force", "contact_normal",
+                       "distance", "touching_body", "position", "normal"}
+    assert p0["touching_body"] == "/ambf/env/table" and p0["body"] == "/ambf/env/fingertip"
+    assert p0["in_contact"] is True and len(p0["force"]) == 3
+    side = rep["probes"][ps.names.index("fingertip_side")]
+    assert side["touching_body"] is None and side["in_contact"] is False
+    assert rep["patches"]["pad"]["in_contact"] == 16
+    json.dumps(rep, allow_nan=False)  # valid JSON, no NaN/inf
+    table_txt = probe_report_table(ps, res, model)
+    assert "pad/15" in table_txt and "table" in table_txt
+
+
+def test_model_groups_limit_sensing(demo):
+    """`sense: {groups: [1]}` on the pad: the table (group 0 only) is no longer felt."""
+    from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array
+
+    model, _ = demo
+    doc = {"patches": [{"name": "pad", "body": "fingertip", "origin": [0, 0, 0.025],
+                        "normal": [0, 0, 1], "direction": [1, 0, 0], "spacing": 0.003,
+                        "rows": 2, "cols": 2, "radius": 0.0025, "stiffness": 2000.0,
+                        "sense": {"groups": [1]}}]}
+    ps = ProbeSet.from_model(parse_probe_document(doc, "g.yaml", model.body_names), model)
+    data = model.create_data()
+    model.set_joint_positions(data, JOINT_NAMES, demo_joint_array(12.0))
+    res = ps.evaluate_model(model.evaluate(data))
+    assert not res.in_contact.any()
+    assert model.body_names.index("/ambf/env/table") not in res.touching_body
