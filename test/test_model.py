@@ -1,0 +1,199 @@
+"""Model/Data: compiled pairs, evaluate against coal called per pair and hand-derived distances."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from ambf_collision import shapes as S
+from ambf_collision.filtering import Overrides
+from ambf_collision.model import Model
+from ambf_collision.transforms import quat_to_matrix, rpy_to_matrix
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "adf-examples"
+needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"AMBF examples absent: {EXAMPLES}")
+
+
+def model(paths, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Model.from_files(paths, **kw)
+
+
+# ----------------------------------------------------------------- independent coal reference
+
+coal = pytest.importorskip("coal")
+
+
+def _coal_geom(shape, R_body, t_body):
+    """coal geometry and world transform of a body-frame shape (built here, not via the package)."""
+    if shape.kind == S.SPHERE:
+        return coal.Sphere(shape.radius), np.eye(3), R_body @ shape.center + t_body
+    if shape.kind == S.CAPSULE:
+        a, b = R_body @ shape.a + t_body, R_body @ shape.b + t_body
+        u = b - a
+        L = np.linalg.norm(u)
+        z = u / L if L > 0 else np.array([0, 0, 1.0])
+        x = np.cross(z, [1.0, 0, 0]) if abs(z[0]) < 0.9 else np.cross(z, [0, 1.0, 0])
+        x /= np.linalg.norm(x)
+        R = np.column_stack([x, np.cross(z, x), z])
+        return coal.Capsule(shape.radius, L), R, 0.5 * (a + b)
+    R = R_body @ quat_to_matrix(shape.orientation)
+    t = R_body @ shape.position + t_body
+    if shape.kind == S.BOX:
+        return coal.Box(*shape.size), R, t
+    if shape.kind == S.CYLINDER:
+        return coal.Cylinder(shape.radius, shape.height), R, t
+    if shape.kind == S.CONE:
+        return coal.Cone(shape.radius, shape.height), R, t
+    raise NotImplementedError(shape.kind)
+
+
+def coal_distance(s1, P1, s2, P2):
+    g1, R1, t1 = _coal_geom(s1, *P1)
+    g2, R2, t2 = _coal_geom(s2, *P2)
+    req, res = coal.DistanceRequest(), coal.DistanceResult()
+    req.enable_signed_distance = True
+    req.gjk_tolerance = 1e-10
+    return coal.distance(g1, coal.Transform3s(R1, t1), g2, coal.Transform3s(R2, t2), req, res)
+
+
+@needs_examples
+@pytest.mark.parametrize("seed", [0, 1])
+def test_evaluate_matches_coal_per_pair(seed):
+    """All checked pairs of a multi-file world of primitives (boxes, cylinders, capsules,
+    spheres, a cone) at random joint positions and a random root pose, against coal."""
+    files = [EXAMPLES / n for n in ("ScrewDriverEnv_env.yaml", "puzzle2.yaml", "gripper4/gripper.yaml",
+                                    "blender-toy-car.yaml", "peg_and_base.yaml")]
+    m = model(files)
+    d = m.create_data()
+    rng = np.random.default_rng(seed)
+    m.set_joint_positions(d, m.joint_names, rng.uniform(-0.8, 0.8, len(m.joint_names)) * 0.1)
+    root = [(rpy_to_matrix(*rng.uniform(-0.3, 0.3, 3)), rng.uniform(-0.5, 0.5, 3)) for _ in files]
+    r = m.evaluate(d, root_poses=root, report_distance=0.05)
+    assert r.pairs_checked == len(m.pairs) > 150
+    errs = []
+    for k, (s1, s2) in enumerate(m.pairs):
+        b1, b2 = m.pair_bodies[k]
+        ref = coal_distance(m.shapes[s1], (r.body_R[b1], r.body_t[b1]), m.shapes[s2], (r.body_R[b2], r.body_t[b2]))
+        errs.append(abs(ref - r.distances[k]))
+    assert max(errs) < 1e-6
+    assert np.all(np.isfinite(r.distances))
+    assert r.min_distance == pytest.approx(r.distances.min())
+    # contacts: exactly the pairs under the report distance, closest first
+    below = np.flatnonzero(r.distances < 0.05)
+    assert sorted(r.contact_index.tolist()) == sorted(below.tolist())
+    dist = [c.distance for c in r.contacts]
+    assert dist == sorted(dist)
+    for c in r.contacts:  # witness points consistent with the signed distance and normal
+        np.testing.assert_allclose(c.point_2, c.point_1 + c.distance * c.normal, atol=1e-6)
+        np.testing.assert_allclose(c.position, 0.5 * (c.point_1 + c.point_2), atol=1e-12)
+
+
+# ----------------------------------------------------------------- hand-derived
+
+
+@needs_examples
+def test_gripper4_tips_by_hand():
+    """LeftTip/RightTip boxes (y extent 0.036) at y = -/+0.075: gap 0.15 - 0.036 = 0.114.
+    Both prismatic joints at -0.04 close each tip by 0.04: gap 0.034."""
+    m = model([EXAMPLES / "gripper4" / "gripper.yaml"])
+    d = m.create_data()
+    k = [i for i, (a, b) in enumerate(m.pair_bodies)
+         if {m.body_plain_names[a], m.body_plain_names[b]} == {"LeftTip", "RightTip"}]
+    assert len(k) == 1
+    r = m.evaluate(d)
+    assert r.distances[k[0]] == pytest.approx(0.114, abs=1e-4)
+    assert m.set_joint_positions(d, ["Wrist-LeftTip", "Wrist-RightTip"], [-0.04, -0.04]) == []
+    r = m.evaluate(d, report_distance=0.05)
+    assert r.distances[k[0]] == pytest.approx(0.034, abs=1e-4)
+    assert {(c.body_1, c.body_2) for c in r.contacts} >= {("/ambf/env/gripper/LeftTip", "/ambf/env/gripper/RightTip")}
+
+
+@needs_examples
+def test_kuka_on_floor_by_hand_and_root_pose():
+    """base cylinder: body at z = -1.5, offset z 0.0599, half height 0.0595 -> bottom 0.0004 above
+    the floor plane z = -1.5. Lowering the floor file by 0.1 adds 0.1."""
+    files = [EXAMPLES / "blender-kuka-tip-sphere.yaml", EXAMPLES / "checkered_floor.yaml"]
+    m = model(files)
+    d = m.create_data()
+    r = m.evaluate(d, report_distance=0.001)
+    # 8 body pairs (link7 has no collision: its mesh is not shipped); kuka_tip has 2 shapes
+    assert len(m.body_pairs) == 8 and r.pairs_checked == 9
+    assert r.min_distance == pytest.approx(0.0004, abs=1e-9)
+    (c,) = r.contacts
+    assert (c.body_1, c.body_2, c.shape_1, c.shape_2) == ("/ambf/env/base", "/ambf/env/Plane", -1, -1)
+    np.testing.assert_allclose(c.normal, [0, 0, -1], atol=1e-12)
+    r = m.evaluate(d, root_poses={1: (np.eye(3), [0, 0, -0.1])}, report_distance=0.001)
+    assert r.min_distance == pytest.approx(0.1004, abs=1e-9) and r.contacts == []
+    # the root pose persists in Data until changed
+    assert m.evaluate(d).min_distance == pytest.approx(0.1004, abs=1e-9)
+
+
+def test_compound_shape_index_and_sphere_distance(tmp_path):
+    """Two bodies: a compound of two spheres (r 0.1 at x = 0 and x = 1) and a sphere r 0.2 at
+    x = 1.5. Closest pair is compound shape 1 vs the sphere: 0.5 - 0.3 = 0.2."""
+    loc = lambda x: {"position": {"x": x, "y": 0.0, "z": 0.0}, "orientation": {"r": 0.0, "p": 0.0, "y": 0.0}}
+    doc = {
+        "bodies": ["BODY A", "BODY B"],
+        "BODY A": {"name": "A", "location": loc(0.0), "compound collision shape": [
+            {"shape": "SPHERE", "geometry": {"radius": 0.1}},
+            {"shape": "SPHERE", "geometry": {"radius": 0.1}, "offset": {"position": {"x": 1.0, "y": 0.0, "z": 0.0}}}]},
+        "BODY B": {"name": "B", "location": loc(1.5), "collision shape": "SPHERE", "collision geometry": {"radius": 0.2}},
+    }
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    m = Model.from_files([p])
+    assert [(i.body, i.index, i.kind) for i in m.shape_info] == [
+        ("/ambf/env/A", 0, "sphere"), ("/ambf/env/A", 1, "sphere"), ("/ambf/env/B", -1, "sphere")]
+    assert m.pairs.tolist() == [[0, 2], [1, 2]]
+    r = m.evaluate(m.create_data(), report_distance=1.5)
+    np.testing.assert_allclose(r.distances, [1.2, 0.2], atol=1e-15)
+    assert [(c.shape_1, c.shape_2) for c in r.contacts] == [(1, -1), (0, -1)]
+    np.testing.assert_allclose(r.contacts[0].point_1, [1.1, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(r.contacts[0].normal, [1, 0, 0], atol=1e-15)
+
+
+@needs_examples
+def test_no_pairs_gives_inf_and_names():
+    m = model([EXAMPLES / "blender-kuka-tip-sphere.yaml"])
+    r = m.evaluate(m.create_data())
+    assert r.pairs_checked == 0 and r.min_distance == math.inf and r.contacts == []
+    assert r.closest == -1
+    assert m.joint_names[0] == "/ambf/env/base-link1" and "link1" in m.body_plain_names
+    assert m.groups_of("/ambf/env/link3") == (0,) and m.groups_of("link3") == (0,)
+    with pytest.raises(KeyError):
+        m.groups_of("nope")
+    poses = r.body_poses()
+    np.testing.assert_allclose(poses["/ambf/env/base"][0], [0, 0, -1.5])
+
+
+@needs_examples
+def test_joint_positions_persist_and_unknown_reported():
+    m = model([EXAMPLES / "blender-kuka-tip-sphere.yaml"])
+    d = m.create_data()
+    assert m.set_joint_positions(d, ["link1-link2", "bogus"], [0.5, 1.0]) == ["bogus"]
+    assert m.set_joint_positions(d, ["/ambf/env/link2-link3"], [0.25]) == []
+    q = dict(zip(m.joint_plain_names, d.q))
+    assert q["link1-link2"] == 0.5 and q["link2-link3"] == 0.25 and q["base-link1"] == 0.0
+    with pytest.raises(ValueError, match="link1-link2"):
+        m.set_joint_positions(d, ["link1-link2"], [float("nan")])
+    assert dict(zip(m.joint_plain_names, d.q))["link1-link2"] == 0.5
+
+
+@needs_examples
+def test_buffers_reused_and_overrides():
+    files = [EXAMPLES / "blender-kuka-tip-sphere.yaml", EXAMPLES / "checkered_floor.yaml"]
+    m = model(files, overrides=Overrides.from_strings(ignore=["Plane:base"], check=["link1:link5"]))
+    names = {(m.body_plain_names[i], m.body_plain_names[j]) for i, j in m.body_pairs}
+    assert ("base", "Plane") not in names and ("link1", "link5") in names
+    d = m.create_data()
+    r1 = m.evaluate(d)
+    r2 = m.evaluate(d)
+    assert r1.distances is r2.distances is d.distance
+    assert r1.body_R is d.body_R
