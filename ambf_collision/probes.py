@@ -68,6 +68,7 @@ __all__ = [
     "ProbeResult",
     "probe_report_json",
     "probe_report_table",
+    "ProbeCheckExtension",
 ]
 
 DEFAULT_RANGE = 0.05
@@ -885,3 +886,26 @@ def probe_report_table(probe_set: ProbeSet, result: ProbeResult, model=None) -> 
                 f"{'[' + ', '.join(f'{x:.4f}' for x in f) + ']':<30} {1e6 * result.patch_area[j]:>9.3f}"
             )
     return "\n".join(lines)
+
+
+class ProbeCheckExtension:
+    """``ambf-collision check FILE... --probes PROBES.yaml [--json]`` (for
+    ``cli_model.register_check_extension``): adds ``"probes"`` and ``"patches"`` to the JSON
+    report (see :func:`probe_report_json`) or the probe table to the text output.
+    Bad probe files raise :class:`ProbeError` (file, entry, key)."""
+
+    def add_arguments(self, parser):
+        parser.add_argument("--probes", metavar="PROBES.yaml", default=None,
+                            help="tactile probe file (YAML: probes/patches in body frames, m, N/m); "
+                                 "adds each probe's depth, force, area, distance and patch totals")
+
+    def extend(self, args, model, data, result, report):
+        path = getattr(args, "probes", None)
+        if not path:
+            return []
+        ps = ProbeSet.from_model(load_probe_file(path, model.body_names), model)
+        res = ps.evaluate_model(result)
+        report.update(probe_report_json(ps, res, model))
+        return ["", f"tactile probes: {len(ps)} from {path} (world frame; gap '-' beyond range)"] + [
+            "  " + line for line in probe_report_table(ps, res, model).splitlines()
+        ]

@@ -576,3 +576,57 @@ def test_model_groups_limit_sensing(demo):
     res = ps.evaluate_model(model.evaluate(data))
     assert not res.in_contact.any()
     assert model.body_names.index("/ambf/env/table") not in res.touching_body
+
+
+def test_check_extension_adds_probe_report(demo, tmp_path):
+    """ProbeCheckExtension: --probes adds the JSON sections and table lines; a bad file raises
+    ProbeError naming it; without --probes nothing changes."""
+    import argparse
+
+    from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array
+    from ambf_collision.probes import ProbeCheckExtension
+
+    model, _ = demo
+    ext = ProbeCheckExtension()
+    parser = argparse.ArgumentParser()
+    ext.add_arguments(parser)
+    data = model.create_data()
+    model.set_joint_positions(data, JOINT_NAMES, demo_joint_array(12.0))
+    ev = model.evaluate(data)
+    report = {"contacts": []}
+    assert ext.extend(parser.parse_args([]), model, data, ev, report) == [] and report == {"contacts": []}
+    args = parser.parse_args(["--probes", str(REPO / "examples" / "demo_fingertip.probes.yaml")])
+    lines = ext.extend(args, model, data, ev, report)
+    assert len(report["probes"]) == 2 + 16 + 21 and set(report["patches"]) == {"pad", "palm_disc"}
+    assert report["patches"]["pad"]["in_contact"] == 16
+    assert any(line.strip().startswith("pad/0 ") for line in lines)
+    bad = tmp_path / "bad.probes.yaml"
+    bad.write_text("probes:\n  - {name: x, body: nobody, position: [0, 0, 0], normal: [0, 0, 1],"
+                   " radius: 0.001, stiffness: 1}\n")
+    with pytest.raises(ProbeError, match=r"bad\.probes\.yaml: probes\[0\] 'x': body: no body named 'nobody'"):
+        ext.extend(parser.parse_args(["--probes", str(bad)]), model, data, ev, report)
+
+
+def test_degenerate_probe_positions_never_nan():
+    """Probe centres on a sphere's centre, on a capsule's axis, on a zero-length capsule and on
+    a flat (zero-height) box: finite outputs; depth = clip(r - d_surf, 0, 2r) by hand."""
+    r = 0.004
+    sc = Scene(["finger", "ball", "rod", "dot", "sheet"])
+    sc.add("ball", Sphere([0, 0, 0], 0.003))          # centre at probe 0: d = -0.003
+    sc.add("rod", Capsule([1, 0, -0.05], [1, 0, 0.05], 0.002))  # probe 1 on the axis: d = -0.002
+    sc.add("dot", Capsule([2, 0, 0], [2, 0, 0], 0.0))  # a point: probe 2 on it, d = 0
+    sc.add("sheet", Box([0.1, 0.1, 0.0], [3, 0, 0]))  # zero thickness: probe 3 at 1 mm above
+    specs = [probe("p0", position=(0, 0, 0), radius=r), probe("p1", position=(1, 0, 0), radius=r),
+             probe("p2", position=(2, 0, 0), radius=r), probe("p3", position=(3, 0, 0.001), radius=r)]
+    # sensor normals: face whatever fallback normal the geometry gives (tested: any unit n_c)
+    ps = sc.probe_set(specs)
+    res = sc.evaluate(ps)
+    for arr in (res.position, res.normal, res.depth, res.area, res.force, res.contact_normal, res.force_body):
+        assert np.all(np.isfinite(arr))
+    d, _, n = point_signed_distance(sc.world(), np.arange(4), res.position)
+    assert np.all(np.isfinite(n)) and np.allclose(np.linalg.norm(n, axis=1), 1.0)
+    np.testing.assert_allclose(d, [-0.003, -0.002, 0.0, 0.001], atol=1e-15)
+    facing = np.einsum("ij,ij->i", n, res.normal) < 0
+    expect = np.where(facing, np.clip(r - d, 0, 2 * r), 0.0)
+    np.testing.assert_allclose(res.depth, expect, atol=1e-15)
+    assert res.depth[3] == pytest.approx(0.003, abs=1e-15)  # the sheet's top faces -z probe
