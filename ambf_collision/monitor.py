@@ -582,18 +582,15 @@ def model_probe_evaluator(model, specs):
     ``probes.load_probe_file``) on a :class:`ambf_collision.model.Model`.
 
     Returns ``(evaluate, probe_set)``; ``evaluate(model, data, result)`` runs the probe set on the
-    body poses and world shapes of the cycle just evaluated.
+    body poses and the world shapes of the cycle just evaluated (the model's reused world-shape
+    buffer ``link_shapes.world``, so nothing is transformed twice).
     """
-    from ambf_collision.probes import ProbeSet, shape_bounding_sphere
+    from ambf_collision.probes import ProbeSet
 
-    spheres = [shape_bounding_sphere(s) for s in model.shapes]
-    center = np.array([c for c, _ in spheres], dtype=float).reshape(len(spheres), 3)
-    radius = np.array([r for _, r in spheres], dtype=float)
-    probe_set = ProbeSet(specs, model.body_names, model.shape_body, center, radius,
-                         groups_of=model.groups_of)
+    probe_set = ProbeSet.from_shapes(specs, model.body_names, model.shapes, model.shape_body,
+                                     groups_of=model.groups_of)
 
     def evaluate(model_, data, result):
-        world = model_.link_shapes.to_world(data.body_R, data.body_t)
-        return probe_set.evaluate(data.body_R, data.body_t, world)
+        return probe_set.evaluate(result.body_R, result.body_t, model_.link_shapes.world)
 
     return evaluate, probe_set
