@@ -20,7 +20,7 @@ def _collect(peer, topic="/collision_monitor/contacts"):
 
 
 def test_status_is_no_joint_state_until_one_arrives_then_ok(domain, peer):
-    node = NodeProcess(domain, {"rate": 20.0})
+    node = NodeProcess(domain, {"heartbeat_rate": 20.0})
     try:
         got = _collect(peer)
         assert peer.spin_until(lambda: len(got) >= 3, timeout=20.0), "no ContactArray arrived"
@@ -30,13 +30,13 @@ def test_status_is_no_joint_state_until_one_arrives_then_ok(domain, peer):
 
         pub = peer.node.create_publisher(JointState, "/joint_states", qos_profile_sensor_data)
         js = JointState(name=[], position=[])
-        js.header.stamp.sec = 1234
+        js.header.stamp = peer.node.get_clock().now().to_msg()  # far-past stamps are BAD (issue 6)
         for _ in range(100):
             pub.publish(js)
             if peer.spin_until(lambda: got[-1].status == ContactArray.STATUS_OK, timeout=0.1):
                 break
         assert got[-1].status == ContactArray.STATUS_OK
-        assert got[-1].header.stamp.sec == 1234, "header stamp must be the joint-state stamp used"
+        assert got[-1].header.stamp == js.header.stamp, "header stamp must be the joint-state stamp used"
     finally:
         code, _, err = node.stop()
     assert code == 0, err
@@ -45,7 +45,7 @@ def test_status_is_no_joint_state_until_one_arrives_then_ok(domain, peer):
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_clean_shutdown_on_signal(domain, peer, sig):
-    node = NodeProcess(domain, {"rate": 20.0})
+    node = NodeProcess(domain, {"heartbeat_rate": 20.0})
     got = _collect(peer)
     assert peer.spin_until(lambda: len(got) >= 1, timeout=20.0), "node never published"
     code, out, err = node.stop(sig)
@@ -54,7 +54,7 @@ def test_clean_shutdown_on_signal(domain, peer, sig):
 
 
 def test_world_frame_parameter_reaches_the_header(domain, peer):
-    node = NodeProcess(domain, {"rate": 20.0, "world_frame": "map"})
+    node = NodeProcess(domain, {"heartbeat_rate": 20.0, "world_frame": "map"})
     try:
         got = _collect(peer)
         assert peer.spin_until(lambda: len(got) >= 1, timeout=20.0)
