@@ -4,14 +4,15 @@
 metres (negative = penetration depth), witness points on s1 and s2 (world), unit normal from s1 to
 s2 with ``point_2 = point_1 + distance * normal``. Pairs with a ``Plane`` (a half-space) are closed
 form here (support point of the other shape along -normal), not through coal. Two planes raise
-``ValueError``. Shapes are the dataclasses of ``ambf_collision.shapes`` (recognised by class name,
-so this module does not import shapes.py); ``coal`` is imported on first use.
+``ValueError``. Shapes are the dataclasses of ``ambf_collision.shapes`` (dispatched on their ``kind``
+code); ``coal`` is imported on first use.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ambf_collision.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
 from ambf_collision.transforms import quat_to_matrix
 
 #: GJK/EPA tolerances used for every coal query made here (metres).
@@ -34,8 +35,16 @@ def _get_coal():
     return _coal
 
 
+_NAMES = {SPHERE: "Sphere", CAPSULE: "Capsule", BOX: "Box", CYLINDER: "Cylinder", CONE: "Cone", PLANE: "Plane",
+          CONVEX: "ConvexHull"}
+
+
 def _kind(shape):
-    return type(shape).__name__
+    """Class-like name of a shape from its ``kind`` code (Cone subclasses Cylinder, so not isinstance)."""
+    try:
+        return _NAMES[shape.kind]
+    except (AttributeError, KeyError):
+        raise ValueError(f"coal_bridge: not a shape of ambf_collision.shapes: {shape!r}") from None
 
 
 def _pose(shape):
@@ -106,7 +115,6 @@ def coal_distance(g1, tf1, g2, tf2):
     coal = _get_coal()
     req = coal.DistanceRequest()
     req.enable_signed_distance = True
-    req.enable_nearest_points = True
     req.gjk_tolerance = GJK_TOLERANCE
     req.epa_tolerance = EPA_TOLERANCE
     req.gjk_max_iterations = 1000
@@ -130,7 +138,7 @@ def coal_distance(g1, tf1, g2, tf2):
 
 def _support(shape, v):
     """World point of a (non-plane) shape farthest along world direction v (deterministic on ties)."""
-    from ambf_collision.solid_distance import BOX, CONE, CONVEX, CYLINDER, support_point
+    from ambf_collision.solid_distance import support_point
 
     k = _kind(shape)
     if k == "Sphere":

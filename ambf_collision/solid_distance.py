@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-# Kind codes of ambf_collision.shapes (SPHERE .. CONVEX = 0 .. 6); integer literals here so that this
-# module does not import shapes.py (test_solid_distance checks that they agree).
-BOX, CYLINDER, CONE, PLANE, CONVEX = 2, 3, 4, 5, 6
+from ambf_collision.shapes import BOX, CONE, CONVEX, CYLINDER, PLANE  # int kind codes (shapes imports no geometry)
 
 __all__ = [
     "point_solid_distance",
@@ -259,13 +257,19 @@ class CompiledHulls:
 
     def __init__(self, hulls):
         tris, owners, flats, normals = [], [], [], []
-        self.vertices = [np.array(v, dtype=float) for v in hulls]
-        for k, V in enumerate(self.vertices):
-            idx, flat = convex_hull_triangles(V)
-            T = V[idx]
-            nn = np.cross(T[:, 1] - T[:, 0], T[:, 2] - T[:, 0])
-            ln = np.linalg.norm(nn, axis=1)
-            nn = np.where(ln[:, None] > 0, nn / np.where(ln > 0, ln, 1.0)[:, None], np.array([0.0, 0.0, 1.0]))
+        memo = {}  # the same vertex array object used by several items is triangulated once
+        self.vertices = []
+        for k, V0 in enumerate(hulls):
+            if id(V0) not in memo:
+                V = np.array(V0, dtype=float)
+                idx, flat = convex_hull_triangles(V)
+                T = V[idx]
+                nn = np.cross(T[:, 1] - T[:, 0], T[:, 2] - T[:, 0])
+                ln = np.linalg.norm(nn, axis=1)
+                nn = np.where(ln[:, None] > 0, nn / np.where(ln > 0, ln, 1.0)[:, None], np.array([0.0, 0.0, 1.0]))
+                memo[id(V0)] = (V, T, flat, nn, V0)
+            V, T, flat, nn, _ = memo[id(V0)]
+            self.vertices.append(V)
             tris.append(T)
             owners.append(np.full(len(T), k))
             flats.append(flat)
@@ -454,10 +458,10 @@ def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=N
     take_hi = d2[K:] < d2[:K]
     sel = np.where(take_hi, item + K, item)
     d = d2[sel]
-    on_local = p2[sel]
+    t = t2[sel]
     return (
         d,
-        _to_world_point(on_local, center, rot),
+        a + t[:, None] * (b - a),  # in world coordinates: exactly a (b) at t = 0 (1)
         _to_world_point(x2[sel], center, rot),
         _to_world_vec(n2[sel], rot),
     )
