@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -398,7 +399,7 @@ class CollisionMonitor:
         self.enabled = True
         self.last_output_time = -math.inf
         self.evaluations = 0
-        self._eval_times: list = []
+        self._eval_times: deque = deque()
         self._warnings: list = []
 
     # -- configuration -------------------------------------------------------------------
@@ -490,9 +491,10 @@ class CollisionMonitor:
             self._warn("status:" + STATUS_NAMES[status], reason, now)
         self.limiter.mark(now)
         self.last_output_time = float(now)
-        window = [t for t in self._eval_times if now - t <= self.RATE_WINDOW]
-        self._eval_times = window
-        out.evaluation_rate = len(window) / self.RATE_WINDOW
+        times = self._eval_times
+        while times and now - times[0] > self.RATE_WINDOW:
+            times.popleft()
+        out.evaluation_rate = len(times) / self.RATE_WINDOW
         out.warnings, self._warnings = self._warnings, []
         return out
 
