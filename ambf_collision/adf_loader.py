@@ -62,6 +62,9 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_YAML_NODES = 2_000_000
 """Limit on YAML nodes after alias expansion (guards against 'billion laughs')."""
 MAX_MESH_BYTES = 256 * 1024 * 1024
+MAX_MAGNITUDE = 1e6
+"""Largest accepted magnitude of any ADF number (metres, radians, kg): beyond it the
+geometry overflows."""
 DEFAULT_NAMESPACE = "/ambf/env/"
 
 # Canonical joint types.
@@ -400,6 +403,8 @@ class _Ctx:
             minimum is not None and (f <= minimum if strict else f < minimum)
         ):
             raise self.error(path, f"must be a finite number{_bound(minimum, strict)}, got {_short(v)}")
+        if abs(f) > MAX_MAGNITUDE:
+            raise self.error(path, f"must be at most {MAX_MAGNITUDE:g} in magnitude, got {f:g}")
         return f
 
     def vector(self, mapping, path, default=_MISSING, nonzero=False) -> np.ndarray:
@@ -548,8 +553,8 @@ def _mesh_spec(ctx: _Ctx, body: dict, file_dir: Path, file_doc: dict, scale: flo
             return None, None
     except (OSError, ValueError) as e:
         raise ctx.error([key], f"cannot read mesh {path}: {e}") from None
-    if v.shape[0] < 1 or not np.all(np.isfinite(v)):
-        raise ctx.error([key], f"mesh {path} has no vertices or non-finite vertices")
+    if v.shape[0] < 1 or not np.all(np.isfinite(v)) or np.abs(v).max() * scale > MAX_MAGNITUDE:
+        raise ctx.error([key], f"mesh {path} has no vertices, or non-finite or huge ones")
     v = np.unique(v * scale, axis=0)
     return ShapeSpec("convex", np.eye(3), np.zeros(3), {"vertices": v, "path": str(path)}, key), str(path)
 
