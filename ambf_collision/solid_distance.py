@@ -161,6 +161,20 @@ def _cone_local(q, h):
 _LOCAL_SDF = {BOX: _box_local, CYLINDER: _cylinder_local, CONE: _cone_local}
 
 
+def _box_slope(q, h, u):
+    """Directional derivative of the box SDF along u at q (same subgradient choice as _box_local),
+    without building nearest points and normals: used inside the bisection loop."""
+    diff = q - np.clip(q, -h, h)
+    dd = np.einsum("ij,ij->i", diff, diff)
+    outside = dd > 0.0
+    g_out = np.einsum("ij,ij->i", diff, u) / np.sqrt(np.where(outside, dd, 1.0))
+    axis = np.argmin(h - np.abs(q), axis=1)[:, None]
+    qa = np.take_along_axis(q, axis, 1)[:, 0]
+    ua = np.take_along_axis(u, axis, 1)[:, 0]
+    g_in = np.where(qa >= 0.0, ua, -ua)
+    return np.where(outside, g_out, g_in), outside
+
+
 # ----------------------------------------------------------------------------------------------------
 # convex hulls
 
@@ -446,8 +460,11 @@ def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=N
         tm *= 0.5
         np.multiply(tm[:, None], u, out=p)
         p += qa
-        _, _, n = _local_sdf(kind, p, half, hull, item)
-        left = np.einsum("ij,ij->i", n, u) >= tol
+        if kind == BOX:
+            left = _box_slope(p, half, u)[0] >= tol
+        else:
+            _, _, n = _local_sdf(kind, p, half, hull, item)
+            left = np.einsum("ij,ij->i", n, u) >= tol
         np.copyto(hi, tm, where=left)
         np.copyto(lo, tm, where=~left)
     # final choice between the two ends of the bracket (exact endpoints 0 and 1 are reachable)
