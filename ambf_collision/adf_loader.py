@@ -194,8 +194,9 @@ class BodySpec:
 class JointSpec:
     """A joint. ``parent``/``child`` are body indices into ``AdfWorld.bodies``.
 
-    Pivots and axes are in each body's own frame (pivots unscaled, as in the file).
-    ``offset`` (rad, or m for nothing: AMBF's ``offset`` is an angle about the parent axis).
+    Pivots (m, unscaled as in the file) and axes are in each body's own frame. ``offset``
+    (rad): AMBF's ``offset`` (or ``child offset``), an angle about the parent axis.
+    ``limits``: ``(low, high)`` in rad or m, or None. ``type``: canonical type name.
     """
 
     name: str  # plain

@@ -131,7 +131,10 @@ def _pairs(args) -> int:
     why = dict(zip(map(tuple, model.body_pairs.tolist()), model.filter.reasons_checked))
     rows = [(a, b, why.get((model.body_index(a), model.body_index(b)), "")) for a, b in rep["checked"]]
     print(f"checked body pairs: {len(rows)}")
-    _table(rows, ("body 1", "body 2", "note"))
+    if any(r[2] for r in rows):
+        _table(rows, ("body 1", "body 2", "note"))
+    else:
+        _table([r[:2] for r in rows], ("body 1", "body 2"))
     irows = [(x["pair"][0], x["pair"][1], x["reason"]) for x in rep["ignored"]]
     print(f"\nignored body pairs: {len(irows)}")
     _table(irows, ("body 1", "body 2", "reason"))
