@@ -204,6 +204,7 @@ class CollisionMonitorNode(Node):
 
         self._stamp_pair = (None, None)  # (float stamp, original builtin Time) of the last good
         self._last_marker = -math.inf
+        self.markers_published = 0
         self._stats = {"cycles": 0, "compute": 0.0, "compute_max": 0.0, "cycle": 0.0,
                        "cycle_max": 0.0}
         self._last_out = None
@@ -309,9 +310,9 @@ class CollisionMonitorNode(Node):
             out.status, out.reason = mon.STATUS_NO_JOINT_STATE, "no joint state yet"
         self._publish(out, now)
         for w in out.warnings:
-            self.get_logger().warn(w)
+            self.get_logger().warning(w)
         if not tf_ok:
-            self.get_logger().warn(f"TF unavailable: {self._tf_reason}", throttle_duration_sec=5.0)
+            self.get_logger().warning(f"TF unavailable: {self._tf_reason}", throttle_duration_sec=5.0)
         s = self._stats
         cycle = time.perf_counter() - t0
         if out.evaluated:
@@ -347,13 +348,14 @@ class CollisionMonitorNode(Node):
         try:
             from ambf_collision.ros_markers import build_markers
         except ImportError as err:
-            self.get_logger().warn(f"markers unavailable: {err}", throttle_duration_sec=30.0)
+            self.get_logger().warning(f"markers unavailable: {err}", throttle_duration_sec=30.0)
             return
         if isinstance(self.model, _EmptyModel):
             return
         arr = build_markers(self.model, out.result, out.probes, self.world_frame, stamp,
                             near=self.monitor.config.report_distance)
         self.markers_pub.publish(arr)
+        self.markers_published += 1
 
     # -- diagnostics -----------------------------------------------------------------------
     def _on_diagnostics(self):
@@ -382,6 +384,7 @@ class CollisionMonitorNode(Node):
             "joint_states_bad": str(m.merger.bad_count),
             "coalesced": str(m.limiter.coalesced),
             "probes": str(self._probe_count()),
+            "markers_published": str(self.markers_published),
             "tf_backend": self.tf.backend,
         }
         for k in ("cycles", "compute", "compute_max", "cycle", "cycle_max"):
@@ -481,16 +484,17 @@ def main(argv=None) -> int:
     executor = None
     code = 0
     try:
-        node = CollisionMonitorNode()
+        try:
+            node = CollisionMonitorNode()
+        except (ValueError, OSError) as err:  # AdfError / ProbeError / ShapeError / ConfigError
+            print(f"collision_monitor: error: {err}", file=sys.stderr)
+            return 2
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         while not stop:
             executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except (ValueError, OSError) as err:  # AdfError / ProbeError / ShapeError / ConfigError
-        print(f"collision_monitor: error: {err}", file=sys.stderr)
-        code = 2
     finally:
         for s, h in old.items():
             signal.signal(s, h)
