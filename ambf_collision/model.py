@@ -90,6 +90,7 @@ class Data:
         self.point_2 = np.zeros((P, 3))
         self.normal = np.zeros((P, 3))
         self.position = np.zeros((P, 3))
+        self.world = None  # WorldShapes of the last evaluate (the model's reused buffer)
 
 
 class EvaluationResult:
@@ -99,7 +100,8 @@ class EvaluationResult:
     ``min_distance`` (m, +inf when no pair is checked), ``closest`` (pair index or -1),
     ``pairs_checked``, ``distances (P,)``, ``contact_index`` (pair indices with distance below
     the report distance, closest first), ``contacts`` (list of :class:`ModelContact`, same
-    order), ``body_R (B,3,3)``, ``body_t (B,3)``.
+    order), ``body_R (B,3,3)``, ``body_t (B,3)``, ``world`` (all shapes in world, the
+    model's reused ``WorldShapes`` buffer).
     """
 
     def __init__(self, model: "Model", data: Data, contact_index: np.ndarray):
@@ -107,6 +109,7 @@ class EvaluationResult:
         self.pairs_checked = len(model.pairs)
         self.distances = data.distance
         self.body_R, self.body_t = data.body_R, data.body_t
+        self.world = data.world
         self.contact_index = contact_index
         if self.pairs_checked:
             k = int(np.argmin(data.distance))
@@ -143,7 +146,8 @@ class Model:
     (geometry-core shapes in body frames), ``shape_body (S,)``, ``shape_info`` (list of
     :class:`ShapeInfo`); ``pairs (P,2)`` checked shape pairs, ``pair_bodies (P,2)`` their
     bodies; ``body_pairs (Q,2)`` checked body pairs, ``ignored`` ``[(i, j, reason)]``;
-    ``filter`` (the :class:`FilterResult`).
+    ``filter`` (the :class:`FilterResult`); ``link_shapes`` / ``pair_distance`` (the batch
+    objects, possibly empty, never None).
     """
 
     def __init__(self, world: AdfWorld, overrides: Optional[Overrides] = None):
@@ -177,8 +181,8 @@ class Model:
             pair_bodies.append(np.tile([i, j], (a.size, 1)))
         self.pairs = np.concatenate(pairs).astype(np.intp) if pairs else np.zeros((0, 2), np.intp)
         self.pair_bodies = np.concatenate(pair_bodies).astype(np.intp) if pairs else np.zeros((0, 2), np.intp)
-        self.link_shapes = LinkShapes(shapes, self.shape_body) if shapes else None
-        self.pair_distance = PairDistance(self.link_shapes, self.pairs) if len(self.pairs) else None
+        self.link_shapes = LinkShapes(shapes, self.shape_body)  # may be empty
+        self.pair_distance = PairDistance(self.link_shapes, self.pairs)
         self._groups = {}
         for b in world.bodies:
             self._groups[b.name] = b.groups
@@ -250,8 +254,9 @@ class Model:
         if root_poses is not None:
             self.set_root_poses(data, root_poses)
         self.tree.forward(data.q, data.file_R, data.file_t, data.body_R, data.body_t)
-        if self.pair_distance is not None:
-            world = self.link_shapes.to_world(data.body_R, data.body_t)
+        world = self.link_shapes.to_world(data.body_R, data.body_t)
+        data.world = world
+        if len(self.pairs):
             r = self.pair_distance.compute(world)
             np.copyto(data.distance, r.distance)
             np.copyto(data.point_1, r.point_1)

@@ -165,6 +165,8 @@ def test_no_pairs_gives_inf_and_names():
     r = m.evaluate(m.create_data())
     assert r.pairs_checked == 0 and r.min_distance == math.inf and r.contacts == []
     assert r.closest == -1
+    assert len(r.world) == len(m.shapes) == 9  # shapes posed even when no pair is checked
+    np.testing.assert_allclose(r.world.a[0], [0.0009, -0.0002, -1.5 + 0.0599], atol=1e-12)
     assert m.joint_names[0] == "/ambf/env/base-link1" and "link1" in m.body_plain_names
     assert m.groups_of("/ambf/env/link3") == (0,) and m.groups_of("link3") == (0,)
     with pytest.raises(KeyError):
