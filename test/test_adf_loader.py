@@ -202,6 +202,14 @@ def test_collision_offset_rotation_and_axis_x(tmp_path):
     np.testing.assert_allclose(cyl.position, [0, 0, 1])
 
 
+@pytest.mark.parametrize("axis, direction", [("X", [1, 0, 0]), ("y", [0, 1, 0]), ("Z", [0, 0, 1])])
+def test_cone_apex_follows_axis(tmp_path, axis, direction):
+    """Bullet's btConeShapeX/Y/Z: apex towards +axis; the geometry core's cone apex is local +z."""
+    doc = adf({"A": {"collision shape": "CONE", "collision geometry": {"radius": 0.1, "height": 0.4, "axis": axis}}})
+    (cone,) = load_adf_files(write(tmp_path, doc)).bodies[0].shapes
+    np.testing.assert_allclose(cone.rotation[:, 2], direction, atol=1e-15)
+
+
 def _stl_binary_vertices(path):
     """Independent reader with struct: all triangle vertices."""
     data = Path(path).read_bytes()

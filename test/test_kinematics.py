@@ -121,11 +121,12 @@ def test_kuka_revolute_rotates_subtree_about_axis_through_pivot(joint, q):
             np.testing.assert_allclose(t1[b], t0[b], atol=0)
 
 
-def _two_body(tmp_path, jtype, axis=(0, 0, 1), pivot=(1.0, 0, 0), offset=0.0):
+def _two_body(tmp_path, jtype, axis=(0, 0, 1), pivot=(1.0, 0, 0), offset=0.0, scale=1.0):
     doc = {"bodies": ["BODY A", "BODY B"], "joints": ["JOINT j"]}
     for n, x in (("A", 0.0), ("B", 1.0)):
         doc[f"BODY {n}"] = {"name": n, "location": {"position": {"x": x, "y": 0.0, "z": 0.0},
                                                     "orientation": {"r": 0.0, "p": 0.0, "y": 0.0}}}
+    doc["BODY A"]["scale"] = scale
     ax = dict(zip("xyz", map(float, axis)))
     doc["JOINT j"] = {"name": "j", "parent": "BODY A", "child": "BODY B", "type": jtype,
                       "parent pivot": dict(zip("xyz", pivot)), "parent axis": ax,
@@ -143,6 +144,26 @@ def test_revolute_by_hand(tmp_path):
     np.testing.assert_allclose(R[1] @ [1, 0, 0] + t[1], [1, 1, 0], atol=1e-15)
     np.testing.assert_allclose(R[1][:, 0], [0, 1, 0], atol=1e-15)
     np.testing.assert_allclose(t[0], [0, 0, 0])
+
+
+def test_pivot_scaled_by_parent_scale(tmp_path):
+    """Parent scale 2, pivot (0.5,0,0): the joint sits at (1,0,0) in the parent frame."""
+    tree = KinematicTree(_two_body(tmp_path, "revolute", pivot=(0.5, 0, 0), scale=2.0))
+    R, t = poses(tree, np.array([math.pi / 2]))
+    np.testing.assert_allclose(t[1], [1, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(R[1] @ [1, 0, 0] + t[1], [1, 1, 0], atol=1e-15)
+
+
+def test_revolute_offset_and_antiparallel_axes(tmp_path):
+    """Child axis -z against parent axis +z: R(b->a) is a rotation by pi about b x x-hat (= y),
+    so at q = 0 the child's z points down; offset pi/2 then turns it about the parent z."""
+    doc_w = _two_body(tmp_path, "revolute", offset=math.pi / 2)
+    doc_w.joints[0].child_axis = np.array([0.0, 0.0, -1.0])
+    tree = KinematicTree(doc_w)
+    R, t = poses(tree, np.array([0.0]))
+    expect = rpy_to_matrix(0, 0, math.pi / 2) @ axis_angle_to_matrix([0, 1.0, 0], math.pi)
+    np.testing.assert_allclose(R[1], expect, atol=1e-15)
+    np.testing.assert_allclose(R[1][:, 2], [0, 0, -1], atol=1e-15)
 
 
 def test_prismatic_by_hand(tmp_path):
