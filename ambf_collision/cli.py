@@ -14,6 +14,10 @@ import argparse
 import sys
 
 from ambf_collision import cli_distance, cli_model
+from ambf_collision.probes import ProbeCheckExtension
+
+# `check --probes PROBES.yaml`: tactile probes extend the check report (registered once).
+cli_model.register_check_extension(ProbeCheckExtension())
 
 
 def build_parser() -> argparse.ArgumentParser:

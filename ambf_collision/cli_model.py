@@ -24,6 +24,8 @@ import warnings
 
 from ambf_collision.adf_loader import AdfError
 from ambf_collision.filtering import Overrides
+from ambf_collision.probes import ProbeError
+from ambf_collision.shapes import ShapeError
 
 __all__ = ["register", "register_check_extension", "check_report", "pairs_report", "build_model"]
 
@@ -106,7 +108,7 @@ def _fail(message: str) -> int:
 def _guard(fn, args) -> int:
     try:
         return fn(args)
-    except (AdfError, _InputError) as e:
+    except (AdfError, ProbeError, ShapeError, _InputError) as e:
         return _fail(str(e).replace("\n", " "))
 
 
