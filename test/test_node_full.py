@@ -503,3 +503,28 @@ def test_static_transform_is_latched(domain, peer, tmp_path):
         assert contacts.last.contacts[0].distance == pytest.approx(0.5, abs=1e-9)
     finally:
         _stop_ok(node)
+
+
+def test_default_parameter_file_matches_the_declared_parameters():
+    """config/collision_monitor.yaml names every declared parameter with its declared default
+    and type, and nothing else."""
+    import yaml
+
+    from ambf_collision.ros_node import PARAMETERS
+
+    doc = yaml.safe_load((REPO / "config" / "collision_monitor.yaml").read_text())
+    params = doc["collision_monitor"]["ros__parameters"]
+    assert set(params) == set(PARAMETERS)
+    for name, (default, *_rest) in PARAMETERS.items():
+        assert params[name] == default and type(params[name]) is type(default), name
+
+
+def test_params_file_starts_the_demo_model(domain, peer):
+    node = NodeProcess(domain, {}, extra_args=["--params-file", str(REPO / "config" / "demo.yaml")])
+    try:
+        contacts = Watch(peer, ContactArray, NS + "/contacts")
+        pub = _joint_pub(peer)
+        m = drive(peer, pub, contacts, MOVABLE, TOUCH, lambda m: _ok(m) and _pair(m, FINGER, FLOOR))
+        assert _pair(m, FINGER, FLOOR).distance == pytest.approx(-0.001, abs=1e-9)
+    finally:
+        _stop_ok(node)
