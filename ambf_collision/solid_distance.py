@@ -532,12 +532,12 @@ def support_point(kind, direction, center, rot, half, hull=None):
 # ----------------------------------------------------------------------------------------------------
 # fast segment distances: closed form for boxes, vectorised grid refinement for cylinders and cones
 
-#: Samples per round of the grid refinement (cylinder, cone), shared by the K items: each item gets
-#: M = clip(GRID_SAMPLES // K, 16, 64) evenly spaced t and the bracket shrinks by 2 / (M - 1) per
-#: round (few rounds for the small K of a robot, bounded work for large K).
-GRID_SAMPLES = 1024
-#: Maximum rounds: (2/15)**19 ~ 2e-17 is below float64 resolution of t in [0, 1] even for M = 16.
-GRID_ROUNDS = 19
+#: Samples per item and round of the grid refinement (cylinder, cone): the bracket shrinks by
+#: 2 / (GRID_POINTS - 1) per round. Fixed (not adapted to K) so that an item's result does not
+#: depend on the batch it is computed in.
+GRID_POINTS = 64
+#: Maximum rounds: (2/63)**11 ~ 3e-17 is below float64 resolution of t in [0, 1].
+GRID_ROUNDS = 11
 # pairs (j, k) of the 6 box face lines s * q_i(t) - h_i (j = 2 i + (s < 0)) whose crossings are the
 # kinks of the inside distance max_j(...)
 _PAIR_J, _PAIR_K = np.triu_indices(6, 1)
@@ -639,7 +639,7 @@ def _grid_segment_t(kind, qa, u, h):
     """
     dist = _LOCAL_DIST[kind]
     K = qa.shape[0]
-    M = int(min(64, max(16, GRID_SAMPLES // max(K, 1))))
+    M = GRID_POINTS
     g = np.linspace(0.0, 1.0, M)
     lo = np.zeros(K)
     width = np.ones(K)
@@ -659,7 +659,10 @@ def _grid_segment_t(kind, qa, u, h):
         jr = np.minimum(j + 1, M - 1)
         lo = T[rows, jl]
         width = T[rows, jr] - lo
-        if not np.any(width > 2e-16):
+        done = width <= 2e-16  # converged items stay at their best sample (batch-independent result)
+        lo = np.where(done, best, lo)
+        width = np.where(done, 0.0, width)
+        if np.all(done):
             break
     return best
 
