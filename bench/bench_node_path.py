@@ -1,0 +1,272 @@
+"""Per-stage cost of one collision_monitor evaluation, in process (issue 6: node compute < 0.5 ms).
+
+Model: examples/demo/demo_arm.yaml with the 256 probes of examples/demo/demo_probes_256.yaml,
+driven along the demo joint script (self-contact, floor contact and probe touch phases). Each
+cycle times, in microseconds:
+
+  accept            monitor.on_joint_state(names, array('d') positions, stamp, now)
+                    (validation + merge of a JointState-like input, as rclpy delivers it)
+  monitor step      monitor.step(now): status, set_joint_positions, evaluate, probes, NaN guard,
+                    MonitorOutput; split below into its parts, measured again on the same state:
+    set_joint_pos.    model.set_joint_positions
+    kinematics        model.tree.forward (body poses)
+    world shapes      model.link_shapes.to_world            [geometry core]
+    pair distances    model.pair_distance.compute            [geometry core]
+    evaluate rest     model.evaluate with the three above answering from this cycle's results
+                      (copies, contact selection and sort, result object)
+    probes            ProbeSet.evaluate (256 probes)
+    monitor rest      monitor.step with evaluate and probes answering from this cycle's results,
+                      minus set_joint_pos.: status, NaN guard, MonitorOutput, bookkeeping
+  contacts msg      ContactArrayWriter.fill (needs the built workspace: source scripts/activate.sh)
+  probes msg        ProbeArrayWriter.fill
+  node callback     CollisionMonitorNode._on_joint_state end to end (clock, monitor, conversion,
+                    publish with no subscriber), when rclpy is importable
+
+The reference of the same run is the 0.5 ms target of issue 6; the total is
+accept + monitor step + both conversions. "outside geometry" removes the two geometry-core rows.
+
+Run: .venv/bin/python bench/bench_node_path.py [--cycles N]
+     (with ROS messages: bash -c 'source scripts/activate.sh && python bench/bench_node_path.py')
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from array import array
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+try:  # the built workspace (source scripts/activate.sh) also provides ambf_collision.msg
+    import ambf_collision.monitor  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(REPO))
+
+from ambf_collision import monitor as mon  # noqa: E402
+from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array  # noqa: E402
+
+ADF = "examples/demo/demo_arm.yaml"
+PROBES = "examples/demo/demo_probes_256.yaml"
+TARGET_US = 500.0
+
+
+def _scene():
+    from ambf_collision.ros_node import Scene  # imports rclpy lazily only in the node class
+
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        return Scene([ADF], [PROBES])
+    finally:
+        os.chdir(cwd)
+
+
+def _load_scene():
+    """Scene without importing ros_node (which needs rclpy)."""
+    try:
+        return _scene()
+    except ImportError:
+        from ambf_collision.model import Model
+        from ambf_collision.probes import ProbeSet, load_probe_file
+
+        class _S:
+            pass
+
+        s = _S()
+        s.model = Model.from_files([str(REPO / ADF)])
+        specs = load_probe_file(str(REPO / PROBES), s.model.body_names)
+        m = s.model
+        s.probe_set = ProbeSet.from_shapes(specs, m.body_names, m.shapes, m.shape_body,
+                                           groups_of=m.groups_of)
+        world = m.link_shapes.world
+
+        def probe_callable():
+            ps = s.probe_set
+
+            def run(model, data, result):
+                return ps.evaluate(result.body_R, result.body_t, world)
+            return run
+        s.probe_callable = probe_callable
+        return s
+
+
+def _writers(scene):
+    try:
+        from ambf_collision.ros_convert import ContactArrayWriter, ProbeArrayWriter, stamp_msg
+    except ImportError as err:
+        print(f"(message conversion not timed: {err}; source scripts/activate.sh)")
+        return None
+    ps = scene.probe_set
+    return (ContactArrayWriter("world"),
+            ProbeArrayWriter("world", ps.names, ps.result.body, scene.model.body_names), stamp_msg)
+
+
+def _inputs(model, cycles):
+    names = [n.rsplit("/", 1)[-1] for n in model.joint_names]
+    names = [n for n in names if n in JOINT_NAMES]
+    order = [JOINT_NAMES.index(n) for n in names]
+    return names, [array("d", demo_joint_array(t)[order].tolist())
+                   for t in np.linspace(0.0, 16.0, cycles)]
+
+
+def run_stages(cycles: int):
+    scene = _load_scene()
+    model = scene.model
+    monitor = mon.CollisionMonitor(model, mon.MonitorConfig(), probes=scene.probe_callable())
+    writers = _writers(scene)
+    names, qs = _inputs(model, cycles)
+    ps = scene.probe_set
+    data = monitor.data
+    rows = {k: [] for k in ("accept", "monitor step", "set_joint_pos.", "kinematics",
+                            "world shapes", "pair distances", "evaluate rest", "probes",
+                            "monitor rest",
+                            "contacts msg", "probes msg")}
+    pc = time.perf_counter
+    n_contacts = 0
+    t_start = 1000.0
+    for i, q in enumerate(qs):
+        now = t_start + i * 1e-3
+        t0 = pc()
+        monitor.on_joint_state(names, q, now, now)
+        t1 = pc()
+        out = monitor.step(now)
+        t2 = pc()
+        rows["accept"].append(t1 - t0)
+        rows["monitor step"].append(t2 - t1)
+        n_contacts += len(out.contacts)
+        if writers is not None:
+            cw, pw, stamp_msg = writers
+            st = stamp_msg(out.stamp)
+            t0 = pc()
+            cw.fill(out, st)
+            t1 = pc()
+            pw.fill(out.status, st, out.probes)
+            t2 = pc()
+            rows["contacts msg"].append(t1 - t0)
+            rows["probes msg"].append(t2 - t1)
+        # the parts of the step, again on the same state
+        m = monitor.merger
+        t0 = pc()
+        model.set_joint_positions(data, m.joint_names, m.positions)
+        t1 = pc()
+        model.tree.forward(data.q, data.file_R, data.file_t, data.body_R, data.body_t)
+        t2 = pc()
+        world = model.link_shapes.to_world(data.body_R, data.body_t)
+        t3 = pc()
+        pr = model.pair_distance.compute(world)
+        t4 = pc()
+        r = model.evaluate(data, report_distance=monitor.config.report_distance)
+        t5 = pc()
+        probe_result = ps.evaluate(r.body_R, r.body_t, model.link_shapes.world)
+        t6 = pc()
+        rows["set_joint_pos."].append(t1 - t0)
+        rows["kinematics"].append(t2 - t1)
+        rows["world shapes"].append(t3 - t2)
+        rows["pair distances"].append(t4 - t3)
+        rows["probes"].append(t6 - t5)
+        # overheads alone: the geometry answers from this cycle's results (instance stubs)
+        model.tree.forward = lambda *a_: None
+        model.link_shapes.to_world = lambda *a_: world
+        model.pair_distance.compute = lambda *a_: pr
+        t0 = pc()
+        r = model.evaluate(data, report_distance=monitor.config.report_distance)
+        t1 = pc()
+        real_probes = monitor.probes
+        model.evaluate = lambda *a_, **k_: r
+        monitor.probes = lambda *a_: probe_result
+        t2 = pc()
+        monitor.step(now)
+        t3 = pc()
+        monitor.probes = real_probes
+        for obj, attr in ((model, "evaluate"), (model.tree, "forward"),
+                          (model.link_shapes, "to_world"), (model.pair_distance, "compute")):
+            delattr(obj, attr)
+        rows["evaluate rest"].append(t1 - t0)
+        rows["monitor rest"].append(t3 - t2)
+    a = {k: np.array(v) * 1e6 for k, v in rows.items() if v}
+    a["monitor rest"] = a["monitor rest"] - a["set_joint_pos."]
+    return a, n_contacts / len(qs)
+
+
+def node_callback(cycles: int):
+    """Mean/median us of CollisionMonitorNode._on_joint_state with real JointState messages."""
+    try:
+        import rclpy
+        from rclpy.context import Context
+        from rclpy.parameter import Parameter
+        from sensor_msgs.msg import JointState
+
+        from ambf_collision.ros_node import CollisionMonitorNode
+    except ImportError as err:
+        print(f"(node callback not timed: {err})")
+        return None
+    ctx = Context()
+    rclpy.init(context=ctx, args=["--ros-args", "-r", "__ns:=/bench_node_path",
+                                  "-p", "heartbeat_rate:=0.5", "-p", "publish_markers:=false"])
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        node = CollisionMonitorNode(context=ctx, parameter_overrides=[
+            Parameter("adf_files", value=[ADF]), Parameter("probe_files", value=[PROBES])])
+    finally:
+        os.chdir(cwd)
+    try:
+        names, qs = _inputs(node.model, cycles)
+        msgs = []
+        for q in qs:
+            js = JointState()
+            js.name = names
+            js.position = q
+            msgs.append(js)
+        times = []
+        for js in msgs:
+            ns = node.get_clock().now().nanoseconds
+            js.header.stamp.sec, js.header.stamp.nanosec = ns // 10**9, ns % 10**9
+            t0 = time.perf_counter()
+            node._on_joint_state(js)
+            times.append(time.perf_counter() - t0)
+        return np.array(times) * 1e6
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cycles", type=int, default=2000)
+    args = ap.parse_args(argv)
+    run_stages(min(200, args.cycles))  # warm-up
+    a, contacts = run_stages(args.cycles)
+    order = ["accept", "monitor step", "set_joint_pos.", "kinematics", "world shapes",
+             "pair distances", "evaluate rest", "probes", "monitor rest", "contacts msg",
+             "probes msg"]
+    print(f"demo model + 256 probes, {args.cycles} cycles along the demo script, "
+          f"{contacts:.2f} contacts per cycle on average")
+    print(f"{'stage':<22}{'mean us':>10}{'median us':>11}{'p99 us':>9}")
+    for k in order:
+        if k not in a:
+            continue
+        v = a[k]
+        indent = "  " if k in order[2:9] else ""
+        print(f"{indent + k:<22}{v.mean():10.1f}{np.median(v):11.1f}{np.percentile(v, 99):9.1f}")
+    total_keys = ["accept", "monitor step", "contacts msg", "probes msg"]
+    total = sum(a[k].mean() for k in total_keys if k in a)
+    geom = a["world shapes"].mean() + a["pair distances"].mean()
+    print(f"{'total (node compute)':<22}{total:10.1f}   = {total / TARGET_US:.2f} x the "
+          f"{TARGET_US:.0f} us target")
+    print(f"{'outside geometry':<22}{total - geom:10.1f}   = {(total - geom) / TARGET_US:.2f} x "
+          f"target (geometry core {geom:.1f} us)")
+    cb = node_callback(min(args.cycles, 2000))
+    if cb is not None:
+        print(f"{'node callback':<22}{cb.mean():10.1f}{np.median(cb):11.1f}"
+              f"{np.percentile(cb, 99):9.1f}   = {cb.mean() / TARGET_US:.2f} x target "
+              "(incl. clock and publish)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
