@@ -16,8 +16,9 @@ two bodies' ADF ``location``s (computed once at load time), i.e. the pose AMBF s
 Root bodies (no parent joint) sit at ``T_file . T_location`` where ``T_file`` is the per-file
 root pose (identity unless given, e.g. from TF).
 
-Compiled into index arrays ordered parents before children; a cycle costs one small
-vectorised step per tree depth level and no dictionary or YAML work.
+Compiled into index arrays ordered parents before children; a cycle costs one matmul for all
+joint transforms (4x4 homogeneous), one matmul per tree depth level (of views when the level has
+one joint) and no dictionary or YAML work.
 """
 
 from __future__ import annotations
@@ -86,6 +87,22 @@ class KinematicTree:
                 self.cr_t[k] = p.R.T @ (c.t - p.t)
         K = _skew(self.axis)
         self._K, self._KK = K, K @ K
+        # Per cycle the joint transform [R | t] (3x4) is one matmul of the coefficients
+        # [1, sin(q), 1 - cos(q), q_prismatic] with constant (4, 12) blocks (Rodrigues expanded):
+        # [R | t] = Trans(cl_t) . (I + sin K + (1 - cos) K^2) . [cr_R | cr_t] + [0 | q a].
+        A0 = np.concatenate([self.cr_R, self.cr_t[:, :, None]], axis=2)  # (J,3,4)
+        blocks = np.zeros((J, 4, 3, 4))
+        blocks[:, 0] = A0
+        blocks[:, 0, :, 3] += self.cl_t
+        blocks[:, 1] = K @ A0
+        blocks[:, 2] = self._KK @ A0
+        blocks[:, 3, :, 3] = self.axis
+        self._blocks = blocks.reshape(J, 4, 12)
+        self._coef = np.zeros((J, 1, 4))
+        self._coef[:, 0, 0] = 1.0
+        self._T = np.zeros((J, 4, 4))  # homogeneous joint transforms, last row constant
+        self._T[:, 3, 3] = 1.0
+        self._T34 = self._T.reshape(J, 16)[:, :12].reshape(J, 1, 12)  # view of the top 3 rows
 
         # Depth levels (parents before children).
         depth = np.full(B, -1, dtype=np.intp)
@@ -114,17 +131,30 @@ class KinematicTree:
         for d in range(1, int(depth.max()) + 1 if B else 1):
             ks = order[jdepth == d]
             self.levels.append((ks, jp[ks], jc[ks], np.empty((len(ks), 3, 3)), np.empty((len(ks), 3))))
+        # Per-cycle plan: a level with one joint is one matmul of views (int indices); wider
+        # levels gather, multiply and scatter at once.
+        self._plan = []
+        for ks, ps, cs, _, _ in self.levels:
+            if len(ks) == 1:
+                self._plan.append((int(ks[0]), int(ps[0]), int(cs[0]), None))
+            else:
+                self._plan.append((ks, ps, cs, np.empty((len(ks), 4, 4))))
+        root_loc = np.zeros((len(roots), 4, 4))
+        root_loc[:, :3, :3] = self.loc_R[roots]
+        root_loc[:, :3, 3] = self.loc_t[roots]
+        root_loc[:, 3, 3] = 1.0
+        self._root_loc = root_loc
+        self._root_buf = np.empty((len(roots), 4, 4))
+        self._single_file = self.n_files == 1
+        self._file_T = np.zeros((self.n_files, 4, 4))
+        self._file_T[:, 3, 3] = 1.0
+        self._body_T = np.zeros((B, 4, 4))  # homogeneous body poses in world
+        self._body_T[:, 3, 3] = 1.0
 
         # Per-cycle buffers (reused).
-        self._eye = np.broadcast_to(np.eye(3), (J, 3, 3))
-        self._MR = np.empty((J, 3, 3))
-        self._tmp33 = np.empty((J, 3, 3))
         self._jR = np.empty((J, 3, 3))
         self._jt = np.empty((J, 3))
         self._ang = np.empty(J)
-        self._lin = np.empty(J)
-        self._s = np.empty(J)
-        self._c = np.empty(J)
 
         # Name lookup (compiled once): qualified always, plain name when unique.
         self.name_to_index = {n: k for k, n in enumerate(self.joint_names)}
@@ -148,26 +178,25 @@ class KinematicTree:
                 keep.append(i)
         return np.array(idx, np.intp), np.array(keep, np.intp), unknown
 
+    def _joint_T(self, q: np.ndarray) -> np.ndarray:
+        """Homogeneous parent-to-child transforms (J,4,4) at ``q``; reused buffer."""
+        c = self._coef
+        ang = np.multiply(q, self.is_rev, out=self._ang)
+        np.sin(ang, out=c[:, 0, 1])
+        np.cos(ang, out=c[:, 0, 2])
+        np.subtract(1.0, c[:, 0, 2], out=c[:, 0, 2])
+        np.multiply(q, self.is_pri, out=c[:, 0, 3])
+        np.matmul(c, self._blocks, out=self._T34)
+        return self._T
+
     def joint_transforms(self, q: np.ndarray):
         """Per-joint parent-to-child transforms (R (J,3,3), t (J,3)) at joint positions ``q``
         (rad for revolute, m for prismatic); reused buffers."""
-        J = self.n_joints
-        if J == 0:
+        if self.n_joints == 0:
             return self._jR, self._jt
-        np.multiply(q, self.is_rev, out=self._ang)
-        np.multiply(q, self.is_pri, out=self._lin)
-        np.sin(self._ang, out=self._s)
-        np.cos(self._ang, out=self._c)
-        np.subtract(1.0, self._c, out=self._c)
-        # Rodrigues: M = I + sin K + (1 - cos) K^2
-        np.multiply(self._s[:, None, None], self._K, out=self._MR)
-        np.multiply(self._c[:, None, None], self._KK, out=self._tmp33)
-        self._MR += self._tmp33
-        self._MR += self._eye
-        np.matmul(self._MR, self.cr_R, out=self._jR)
-        np.matmul(self._MR, self.cr_t[:, :, None], out=self._jt[:, :, None])
-        self._jt += self.cl_t
-        self._jt += self._lin[:, None] * self.axis
+        T = self._joint_T(np.asarray(q, float))
+        np.copyto(self._jR, T[:, :3, :3])
+        np.copyto(self._jt, T[:, :3, 3])
         return self._jR, self._jt
 
     def forward(self, q, file_R, file_t, out_R, out_t):
@@ -175,16 +204,25 @@ class KinematicTree:
 
         ``q`` (J,) joint positions; ``file_R`` (F,3,3), ``file_t`` (F,3) per-file root poses.
         """
-        jR, jt = self.joint_transforms(np.asarray(q, float))
+        W = self._body_T
+        fT = self._file_T
+        fT[:, :3, :3] = file_R
+        fT[:, :3, 3] = file_t
         r = self.roots
-        fR = file_R[self.root_file]
-        out_R[r] = np.matmul(fR, self.loc_R[r])
-        out_t[r] = np.matmul(fR, self.loc_t[r][:, :, None])[:, :, 0] + file_t[self.root_file]
-        for ks, ps, cs, bufR, buft in self.levels:
-            pR = out_R[ps]
-            np.matmul(pR, jR[ks], out=bufR)
-            np.matmul(pR, jt[ks][:, :, None], out=buft[:, :, None])
-            buft += out_t[ps]
-            out_R[cs] = bufR
-            out_t[cs] = buft
+        if self._single_file:
+            np.matmul(fT[0], self._root_loc, out=self._root_buf)
+        else:
+            np.matmul(fT[self.root_file], self._root_loc, out=self._root_buf)
+        W[r] = self._root_buf
+        if self.n_joints:
+            T = self._joint_T(np.asarray(q, float))
+            mm = np.matmul
+            for k, p, c, buf in self._plan:
+                if buf is None:
+                    mm(W[p], T[k], out=W[c])
+                else:
+                    mm(W[p], T[k], out=buf)
+                    W[c] = buf
+        np.copyto(out_R, W[:, :3, :3])
+        np.copyto(out_t, W[:, :3, 3])
         return out_R, out_t
