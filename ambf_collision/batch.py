@@ -287,6 +287,33 @@ class PairDistance:
         res.point_2[sel] = p2
         res.normal[sel] = np.where(solid_first, n, -n)
         res.position[sel] = 0.5 * (p1 + p2)
+        # a capsule whose core segment enters the solid: coal's minimum translation (not the
+        # deepest point of the segment). Boxes exactly by SAT; other solids through coal (EPA).
+        # (For a half-space the deepest end already is the minimum translation.)
+        if kind == PLANE:
+            return
+        pen = np.flatnonzero((d < 0.0) & np.any(world.a[cap] != world.b[cap], axis=1))
+        if pen.size:
+            self._penetrating_capsules(world, kind, sel[pen], cap[pen], sol[pen], solid_first[pen, 0])
+
+    def _penetrating_capsules(self, world, kind, sel, cap, sol, solid_first):
+        res = self.result
+        if kind == BOX:
+            d, pc, pb, n = _solid_module().capsule_box_penetration(
+                world.a[cap], world.b[cap], world.radius[cap], world.a[sol], world.rot[sol],
+                world.half[sol])
+        else:  # rare: only capsules whose axis is inside a cylinder / cone / hull / half-space
+            from ambf_collision.coal_bridge import solid_pair_distance
+            m = len(sel)
+            d, pc, pb, n = np.empty(m), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3))
+            for k in range(m):
+                d[k], pc[k], pb[k], n[k] = solid_pair_distance(shape_at(world, cap[k]), shape_at(world, sol[k]))
+        f = solid_first[:, None]
+        res.distance[sel] = d
+        res.point_1[sel] = np.where(f, pb, pc)
+        res.point_2[sel] = np.where(f, pc, pb)
+        res.normal[sel] = np.where(f, -n, n)
+        res.position[sel] = 0.5 * (pc + pb)
 
     def _compute_ss(self, world):
         from ambf_collision.coal_bridge import solid_pair_distance

@@ -695,3 +695,81 @@ def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=N
         _to_world_point(x, center, rot),
         _to_world_vec(n, rot),
     )
+
+
+def capsule_box_penetration(a, b, r, center, rot, half):
+    """Minimum translation distance (coal/EPA semantics) of K capsules a-b (K,3), radius r (K,)
+    whose core segment intersects K boxes, exactly by the separating-axis theorem.
+
+    Candidate axes (box local frame): the 3 face normals, then the 3 ``cross(b - a, e_i)``; for
+    each, both directions. The depth of the capsule is the segment's minimum overlap plus ``r``.
+    Returns ``d`` (K,) = -(depth) (metres, <= -r), ``p_cap`` (K,3) on the capsule surface,
+    ``p_box`` (K,3) on the box surface, ``normal`` (K,3) unit from the capsule to the box (moving the
+    box by ``-d * normal`` separates them), with ``p_box = p_cap + d * normal`` (world frame).
+    Ties go to face axes (x, y, z, then the cross axes) and to the + direction. Witnesses are
+    deterministic: for a face axis, the segment's deepest end (its part over the face, midpoint,
+    when it is parallel to the face); for a cross axis, the closest points of segment and box edge.
+    """
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    r = np.asarray(r, dtype=float)
+    half = np.asarray(half, dtype=float)
+    K = a.shape[0]
+    rows = np.arange(K)
+    qa = _to_local(a, center, rot)
+    qb = _to_local(b, center, rot)
+    u = qb - qa
+    eye = np.broadcast_to(np.eye(3), (K, 3, 3))
+    cr = np.cross(u[:, None, :], eye)  # (K,3,3): cross(u, e_i)
+    ln = np.linalg.norm(cr, axis=2)
+    ulen = np.linalg.norm(u, axis=1)
+    ok = ln > 1e-9 * ulen[:, None]
+    cr = np.where(ok[:, :, None], cr / np.where(ok, ln, 1.0)[:, :, None], eye)  # degenerate: the face axis
+    axes = np.concatenate([eye, cr], axis=1)  # (K,6,3)
+    rb = np.einsum("kmi,ki->km", np.abs(axes), half)
+    sa = np.einsum("kmi,ki->km", axes, qa)
+    sb = np.einsum("kmi,ki->km", axes, qb)
+    over = np.concatenate([np.maximum(sa, sb) + rb, rb - np.minimum(sa, sb)], axis=1)  # (K,12): +n, -n
+    j = np.argmin(over, axis=1)
+    depth = over[rows, j]
+    ax = j % 6
+    sgn = np.where(j < 6, 1.0, -1.0)
+    nrm = axes[rows, ax] * sgn[:, None]  # local, direction the box moves
+    # witness on the segment
+    pa = np.einsum("ki,ki->k", qa, nrm)
+    pb = np.einsum("ki,ki->k", qb, nrm)
+    t_face = np.where(pb > pa, 1.0, 0.0)
+    par = np.abs(pb - pa) <= 1e-12 * np.maximum(ulen, 1e-300)  # segment parallel to the face
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t0 = np.zeros(K)
+        t1 = np.ones(K)
+        for i in range(3):  # clip the segment to the face's slab in the other two coordinates
+            other = ax != i
+            ui = u[:, i]
+            lo_i = np.where(ui != 0, (-half[:, i] - qa[:, i]) / ui, -np.inf)
+            hi_i = np.where(ui != 0, (half[:, i] - qa[:, i]) / ui, np.inf)
+            tl = np.minimum(lo_i, hi_i)
+            th = np.maximum(lo_i, hi_i)
+            use = other & (ui != 0)
+            t0 = np.where(use, np.maximum(t0, tl), t0)
+            t1 = np.where(use, np.minimum(t1, th), t1)
+        t_par = np.clip(0.5 * (t0 + t1), 0.0, 1.0)
+        t_face = np.where(par, t_par, t_face)
+        # cross axis: closest points of the segment line and the box edge along e_i
+        e = ax - 3
+        ei = np.eye(3)[np.clip(e, 0, 2)]
+        P0 = -np.sign(nrm) * half  # box support corner against nrm (the box's side facing -nrm)
+        P0 = np.where(ei > 0, 0.0, P0)
+        w = qa - P0
+        uu = np.einsum("ki,ki->k", u, u)
+        ue = np.einsum("ki,ki->k", u, ei)
+        den = uu - ue * ue
+        t_edge = np.clip(np.where(den > 0, (ue * np.einsum("ki,ki->k", w, ei) - np.einsum("ki,ki->k", u, w)) / den,
+                                  0.5), 0.0, 1.0)
+    t = np.where(ax < 3, t_face, t_edge)
+    seg = qa + t[:, None] * u
+    p_box = seg - depth[:, None] * nrm
+    p_box = np.clip(p_box, -half, half)  # rounding only: the touching feature lies on the box
+    p_cap = p_box + depth[:, None] * nrm + r[:, None] * nrm
+    d = -(depth + r)
+    return d, _to_world_point(p_cap, center, rot), _to_world_point(p_box, center, rot), _to_world_vec(nrm, rot)

@@ -89,9 +89,9 @@ def test_capsule_vs_solid_against_coal(kind, a, b, r, p, q, s):
     cap = Capsule(a, b, r)
     sol = solid(kind, p, q, s)
     c = distance(cap, sol)
-    # A segment axis inside the solid: solid_distance reports the deepest point's depth, coal the
-    # minimum translation (EPA); they differ (see test_penetrating_axis_semantics below).
-    assume(c.distance + r >= 0.0 or np.array_equal(a, b))
+    # A segment axis inside a cylinder/cone goes through coal's EPA (witnesses ~1e-5 off the
+    # surface, depth ~1e-5): not an independent reference, skipped here. Boxes: exact SAT.
+    assume(c.distance + r >= 0.0 or np.array_equal(a, b) or kind in ("box", "plane"))
     d_ref, *_ = coal_ref(cap, sol)
     assert c.distance == pytest.approx(d_ref, abs=tol_vs_coal(kind, d_ref))
     assert np.all(np.isfinite(c.normal)) and np.linalg.norm(c.normal) == pytest.approx(1.0)
@@ -157,9 +157,40 @@ def test_point_at_cylinder_centre_hand_value():
     assert distance(Sphere([0, 0, 0], 0.0), Cylinder(0.25, 0.75)).distance == pytest.approx(-0.25, abs=1e-15)
 
 
-@pytest.mark.xfail(strict=True, reason="semantics gap: solid_distance gives the deepest point of a "
-                   "penetrating segment, coal the minimum separating translation (EPA)")
 def test_penetrating_axis_semantics():
     cap, box = Capsule([0, 0, 0], [0, 1, 1], 0.0), Box([0.5625, 0.39375, 0.73125], [0, 0, 0.5])
     d_ref, *_ = coal_ref(cap, box)
     assert distance(cap, box).distance == pytest.approx(d_ref, abs=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(vec, vec, st.floats(0.0, 0.2), vec, quat, st.tuples(size, size, size).map(np.array))
+def test_penetrating_capsule_box_sat_against_coal(a, b, r, p, q, sz):
+    """Core segment inside a box: exact SAT minimum translation vs coal's EPA (tight tolerances),
+    witnesses on both surfaces, |p2 - p1| = |d|, unit normal, symmetric."""
+    a, b, p = 0.5 * a, 0.5 * b, 0.3 * p
+    box = Box(2 * sz, p, q)
+    seg_in = np.max(np.abs(box.rotation.T @ (0.5 * (a + b) - p)) - sz) < 0  # midpoint inside
+    assume(seg_in and not np.array_equal(a, b))
+    cap = Capsule(a, b, r)
+    c = distance(cap, box)
+    d_ref, *_ = coal_ref(cap, box)
+    assert c.distance < -r
+    assert c.distance == pytest.approx(d_ref, abs=1e-8)
+    assert np.linalg.norm(c.normal) == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(c.point_2, c.point_1 + c.distance * c.normal, atol=1e-12)
+    assert ex.sqrt_float(ex.point_segment_sq(c.point_1, a, b)) == pytest.approx(r, abs=1e-9)
+    assert on_surface(box, c.point_2)
+    w = distance(box, cap)
+    assert w.distance == c.distance
+    np.testing.assert_allclose(w.normal, -c.normal, atol=0)
+    np.testing.assert_allclose(w.point_1, c.point_2, atol=0)
+    np.testing.assert_allclose(w.point_2, c.point_1, atol=0)
+
+
+def test_penetrating_capsule_box_hand_value():
+    # segment along x through a unit cube (half 0.5) at height z = 0.4: MTD pushes up by 0.1 + r
+    c = distance(Capsule([-2, 0, 0.4], [2, 0, 0.4], 0.05), Box([1.0, 1.0, 1.0]))
+    assert c.distance == pytest.approx(-0.15, abs=1e-15)
+    np.testing.assert_allclose(c.normal, [0, 0, -1], atol=0)  # capsule -> box: box moves down
+    assert c.point_2[2] == pytest.approx(0.5, abs=1e-15) and abs(c.point_2[0]) <= 0.5
