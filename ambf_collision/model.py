@@ -121,16 +121,29 @@ class EvaluationResult:
     @property
     def contacts(self) -> list:
         if self._contacts is None:
-            m, d = self._model, self._data
+            m, d, idx = self._model, self._data, self.contact_index
+            # one gather for all reported pairs; each contact holds views of its own rows
+            vec = np.stack((d.point_1[idx], d.point_2[idx], d.position[idx], d.normal[idx]), axis=1)
+            info = m.shape_info
             out = []
-            for k in self.contact_index:
-                s1, s2 = m.pairs[k]
-                i1, i2 = m.shape_info[s1], m.shape_info[s2]
-                out.append(ModelContact(
-                    i1.body, i2.body, i1.index, i2.index, float(d.distance[k]),
-                    d.point_1[k].copy(), d.point_2[k].copy(), d.position[k].copy(), d.normal[k].copy()))
+            for r, (k, dist) in enumerate(zip(idx.tolist(), d.distance[idx].tolist())):
+                s1, s2 = m.pair_shapes[k]
+                i1, i2 = info[s1], info[s2]
+                v = vec[r]
+                out.append(ModelContact(i1.body, i2.body, i1.index, i2.index, dist,
+                                        v[0], v[1], v[2], v[3]))
             self._contacts = out
         return self._contacts
+
+    def contacts_finite(self) -> bool:
+        """True when every reported contact (distance, points, position, normal) is finite:
+        one vectorised check over the reported rows."""
+        idx, d = self.contact_index, self._data
+        if not idx.size:
+            return True
+        return bool(np.isfinite(d.distance[idx]).all() and np.isfinite(d.point_1[idx]).all()
+                    and np.isfinite(d.point_2[idx]).all() and np.isfinite(d.position[idx]).all()
+                    and np.isfinite(d.normal[idx]).all())
 
     def body_poses(self) -> dict:
         """``{qualified body name: (position (3,), quaternion [x,y,z,w])}`` in world."""
@@ -181,8 +194,10 @@ class Model:
             pair_bodies.append(np.tile([i, j], (a.size, 1)))
         self.pairs = np.concatenate(pairs).astype(np.intp) if pairs else np.zeros((0, 2), np.intp)
         self.pair_bodies = np.concatenate(pair_bodies).astype(np.intp) if pairs else np.zeros((0, 2), np.intp)
+        self.pair_shapes = [tuple(p) for p in self.pairs.tolist()]  # Python ints, per pair
         self.link_shapes = LinkShapes(shapes, self.shape_body)  # may be empty
         self.pair_distance = PairDistance(self.link_shapes, self.pairs)
+        self._name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
         self._groups = {}
         for b in world.bodies:
             self._groups[b.name] = b.groups
@@ -221,15 +236,33 @@ class Model:
         Returns the names not known (not raised). Joints not named keep their last value.
         Raises ValueError for non-finite positions or a length mismatch."""
         positions = np.asarray(positions, dtype=float).reshape(-1)
-        names = list(names)
+        names = tuple(names)
         if len(names) != positions.size:
             raise ValueError(f"{len(names)} joint names but {positions.size} positions")
-        bad = np.flatnonzero(~np.isfinite(positions))
-        if bad.size:
-            raise ValueError(f"joint {names[bad[0]]!r}: position must be finite, got {positions[bad[0]]}")
-        idx, keep, unknown = self.tree.joint_indices(names)
-        data.q[idx] = positions[keep]
-        return unknown
+        finite = np.isfinite(positions)
+        if not finite.all():
+            i = int(np.argmin(finite))
+            raise ValueError(f"joint {names[i]!r}: position must be finite, got {positions[i]}")
+        try:
+            entry = self._name_cache.get(names)
+        except TypeError:  # unhashable names: no cache
+            entry = None
+        if entry is None:
+            idx, keep, unknown = self.tree.joint_indices(names)
+            full = len(unknown) == 0 and np.array_equal(idx, np.arange(len(self.joint_names)))
+            entry = (idx, keep, unknown, full)
+            try:
+                if len(self._name_cache) >= 64:
+                    self._name_cache.clear()
+                self._name_cache[names] = entry
+            except TypeError:
+                pass
+        idx, keep, unknown, full = entry
+        if full:  # every joint, in model order (the monitor's case)
+            np.copyto(data.q, positions)
+        else:
+            data.q[idx] = positions[keep]
+        return list(unknown)
 
     def set_root_poses(self, data: Data, root_poses) -> None:
         """Per-file root poses: sequence aligned with the files, or dict keyed by file path or

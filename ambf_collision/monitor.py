@@ -169,6 +169,9 @@ class JointStateMerger:
         self.bad_count = 0
         self.last_error = ""  # reason of the latest rejection, "" after a good message
         self.last_code = ""  # code of the latest rejection (see check)
+        # Name checks of a name list, cached per (tuple of names, ignore_unknown_joints): a
+        # JointState stream repeats the same names, so a message costs one dict look-up.
+        self._names_cache: dict = {}
 
     @property
     def has_state(self) -> bool:
@@ -184,21 +187,50 @@ class JointStateMerger:
         """Names of required joints never received."""
         return [n for n, r, q in zip(self.joint_names, self.received, self.required) if q and not r]
 
-    def age(self, now: float) -> float:
+    def age(self, now: float, has_state: bool | None = None) -> float:
         """Seconds since the oldest stamp of the required joints (+inf while one is missing;
-        0 when no joint is required)."""
-        if not self.has_state:
+        0 when no joint is required). ``has_state``: the value of :attr:`has_state` when the
+        caller knows it already."""
+        if not (self.has_state if has_state is None else has_state):
             return math.inf
-        if not self.required.any():
+        stamps = self.joint_stamps[self.required]
+        if not stamps.size:
             return 0.0
-        return max(0.0, now - float(self.joint_stamps[self.required].min()))
+        return max(0.0, now - float(stamps.min()))
+
+    NAMES_CACHE_SIZE = 64  # distinct name lists remembered (cleared when full)
+
+    def _name_checks(self, names: list, ignore_unknown: bool):
+        """Checks that depend on the names only: ``(code, reason)`` of the first failing one of
+        empty_name / duplicate (the 'unknown' one separately, as it comes after the stamp
+        checks), plus the target indices and the kept positions (None: all)."""
+        for i, n in enumerate(names):
+            if not isinstance(n, str) or not n.strip():
+                return ("empty_name", f"joint name #{i} is empty"), None, None, None
+        if len(set(names)) != len(names):
+            dup = next(n for i, n in enumerate(names) if n in names[:i])
+            return ("duplicate", f"joint {dup!r} appears twice"), None, None, None
+        targets = [self.index.get(n) for n in names]
+        known = [t for t in targets if t is not None]
+        if len(set(known)) != len(known):
+            dup = next(n for i, n in enumerate(names)
+                       if targets[i] is not None and targets[i] in targets[:i])
+            return ("duplicate", f"joint {dup!r} appears twice (by another name)"), None, None, None
+        unknown = [n for n in names if n not in self.index]
+        if unknown and not ignore_unknown:
+            shown = ", ".join(repr(n) for n in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
+            return None, ("unknown", f"unknown joint name(s) {shown}"), None, None
+        keep = [k for k, t in enumerate(targets) if t is not None]
+        idx = np.array([targets[k] for k in keep], dtype=np.intp)
+        return None, None, idx, (None if len(keep) == len(names) else np.array(keep, np.intp))
 
     def check(self, names, positions, stamp: float, now: float):
         """Validate one message.
 
         Returns ``(code, reason, effective stamp, indices, values)``; ``code`` is "" when the
         message is good, else one of ``length``, ``empty_name``, ``duplicate``, ``non_finite``,
-        ``bad_stamp``, ``unstamped``, ``future``, ``past``, ``unknown``.
+        ``bad_stamp``, ``unstamped``, ``future``, ``past``, ``unknown`` (the first failing check
+        in this order).
         """
         cfg = self.config
 
@@ -206,27 +238,29 @@ class JointStateMerger:
             return code, reason, stamp, None, None
 
         try:
-            names = list(names)
+            names = tuple(names)
             values = np.asarray(positions, dtype=float).reshape(-1)
         except (TypeError, ValueError):
             return reject("non_finite", "positions are not numbers")
         if len(names) != values.size:
             return reject("length", f"{len(names)} names but {values.size} positions")
-        for i, n in enumerate(names):
-            if not isinstance(n, str) or not n.strip():
-                return reject("empty_name", f"joint name #{i} is empty")
-        if len(set(names)) != len(names):
-            dup = next(n for i, n in enumerate(names) if n in names[:i])
-            return reject("duplicate", f"joint {dup!r} appears twice")
-        targets = [self.index.get(n) for n in names]
-        known = [t for t in targets if t is not None]
-        if len(set(known)) != len(known):
-            dup = next(n for i, n in enumerate(names)
-                       if targets[i] is not None and targets[i] in targets[:i])
-            return reject("duplicate", f"joint {dup!r} appears twice (by another name)")
-        bad = ~np.isfinite(values)
-        if bad.any():
-            i = int(np.argmax(bad))
+        key = (names, bool(cfg.ignore_unknown_joints))
+        try:
+            entry = self._names_cache.get(key)
+        except TypeError:  # an unhashable name: not cached (and rejected as an empty name)
+            entry = self._name_checks(list(names), key[1])
+        else:
+            if entry is None:
+                entry = self._name_checks(list(names), key[1])
+                if len(self._names_cache) >= self.NAMES_CACHE_SIZE:
+                    self._names_cache.clear()
+                self._names_cache[key] = entry
+        name_error, unknown_error, idx, keep = entry
+        if name_error is not None:
+            return reject(*name_error)
+        finite = np.isfinite(values)
+        if not finite.all():
+            i = int(np.argmin(finite))
             return reject("non_finite", f"joint {names[i]!r} has a non-finite position ({values[i]})")
         try:
             stamp = float(stamp)
@@ -244,13 +278,9 @@ class JointStateMerger:
         if stamp < now - cfg.max_stamp_age:
             return reject("past", f"stamp is {now - stamp:.3f} s in the past "
                                   f"(limit {cfg.max_stamp_age:g} s)")
-        unknown = [n for n in names if n not in self.index]
-        if unknown and not cfg.ignore_unknown_joints:
-            shown = ", ".join(repr(n) for n in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
-            return reject("unknown", f"unknown joint name(s) {shown}")
-        keep = [k for k, n in enumerate(names) if n in self.index]
-        idx = np.array([self.index[names[k]] for k in keep], dtype=int)
-        return "", "", stamp, idx, values[keep]
+        if unknown_error is not None:
+            return reject(*unknown_error)
+        return "", "", stamp, idx, (values if keep is None else values[keep])
 
     def update(self, names, positions, stamp: float, now: float):
         """Apply one message; returns ``(accepted, reason)`` (reason "" when accepted).
@@ -459,19 +489,22 @@ class CollisionMonitor:
     # -- status --------------------------------------------------------------------------
     def status(self, now: float, tf_ok: bool = True):
         """``(status, reason, evaluate?)`` at ``now`` following the module's rules."""
+        has_state = self.merger.has_state
+        return self._status(now, tf_ok, has_state, self.merger.age(now, has_state))
+
+    def _status(self, now: float, tf_ok: bool, has_state: bool, age: float):
         m = self.merger
         cfg = self.config
         if not self.enabled:
             return STATUS_DISABLED, "disabled", False
-        if m.bad:
-            return STATUS_BAD_JOINT_STATE, m.last_error, m.has_state and tf_ok
-        if not m.has_state:
+        if m.last_error:
+            return STATUS_BAD_JOINT_STATE, m.last_error, has_state and tf_ok
+        if not has_state:
             missing = m.missing()
             shown = ", ".join(missing[:4]) + (" ..." if len(missing) > 4 else "")
             return STATUS_NO_JOINT_STATE, f"no joint state yet for {shown}", False
         if not tf_ok:
             return STATUS_TF_UNAVAILABLE, "root transforms unavailable", False
-        age = m.age(now)
         if cfg.joint_state_timeout > 0.0 and age > cfg.joint_state_timeout:
             return (STATUS_STALE_JOINT_STATE,
                     f"joint state is {age:.3f} s old (timeout {cfg.joint_state_timeout:g} s)", True)
@@ -480,11 +513,13 @@ class CollisionMonitor:
     # -- one cycle -----------------------------------------------------------------------
     def step(self, now: float, root_poses=None, tf_ok: bool = True) -> MonitorOutput:
         """Evaluate (when the status allows) and return what the node publishes now."""
-        status, reason, do_eval = self.status(now, tf_ok)
         m = self.merger
+        has_state = m.has_state
+        age = m.age(now, has_state)
+        status, reason, do_eval = self._status(now, tf_ok, has_state, age)
         out = MonitorOutput(stamp=m.stamp if m.good_count else 0.0, status=status, reason=reason,
                             min_distance=math.inf, pairs_checked=0, contacts=[], time=float(now),
-                            joint_state_age=m.age(now))
+                            joint_state_age=age)
         if do_eval:
             self._evaluate(out, root_poses, now)
         if status in (STATUS_NO_JOINT_STATE, STATUS_TF_UNAVAILABLE, STATUS_STALE_JOINT_STATE):
@@ -512,13 +547,17 @@ class CollisionMonitor:
         self.evaluations += 1
         self._eval_times.append(float(now))
 
-        contacts = []
-        for c in result.contacts:
-            if math.isfinite(float(c.distance)) and all(
-                    _finite_vec(getattr(c, k)) for k in _CONTACT_VECTORS):
-                contacts.append(c)
-            else:
-                out.dropped_contacts += 1
+        all_finite = getattr(result, "contacts_finite", None)  # vectorised check (Model)
+        if all_finite is not None and all_finite():
+            contacts = list(result.contacts)
+        else:
+            contacts = []
+            for c in result.contacts:
+                if math.isfinite(float(c.distance)) and all(
+                        _finite_vec(getattr(c, k)) for k in _CONTACT_VECTORS):
+                    contacts.append(c)
+                else:
+                    out.dropped_contacts += 1
         if out.dropped_contacts:
             self._warn("nan:contacts",
                        f"dropped {out.dropped_contacts} contact(s) with non-finite values", now)
@@ -541,9 +580,26 @@ class CollisionMonitor:
 _PROBE_FIELDS = ("depth", "area", "force", "force_body", "contact_normal", "position", "normal")
 
 
+def _probes_finite(pr) -> bool:
+    """Cheap test that nothing in ``pr`` needs sanitising (one check per array, no per-probe
+    work); False sends the caller to the exact per-probe path."""
+    for name in _PROBE_FIELDS + ("patch_force", "patch_area"):
+        arr = getattr(pr, name, None)
+        if isinstance(arr, np.ndarray) and not np.isfinite(arr).all():
+            return False
+    dist = getattr(pr, "distance", None)
+    if isinstance(dist, np.ndarray) and dist.size:
+        lo = float(np.minimum.reduce(dist, axis=None))  # NaN propagates through the minimum
+        if lo != lo or lo == -math.inf:
+            return False
+    return True
+
+
 def _sanitize_probes(pr) -> int:
     """Zero non-finite per-probe values in place (probe marked out of contact); returns the
     number of probes touched. ``distance`` may be +inf (beyond range) but not NaN/-inf."""
+    if _probes_finite(pr):
+        return 0
     n = None
     bad = None
     for name in _PROBE_FIELDS + ("distance",):

@@ -199,3 +199,74 @@ def test_buffers_reused_and_overrides():
     r2 = m.evaluate(d)
     assert r1.distances is r2.distances is d.distance
     assert r1.body_R is d.body_R
+
+
+def _two_sphere_file(tmp_path):
+    """A hinge about z at the origin carrying sphere B (r 0.1) at x = 1; sphere A (r 0.2) fixed
+    at x = 1.5 on a second root: gap 0.5 - 0.3 = 0.2 at q = 0."""
+    loc = lambda x: {"position": {"x": x, "y": 0.0, "z": 0.0}, "orientation": {"r": 0.0, "p": 0.0, "y": 0.0}}
+    doc = {
+        "bodies": ["BODY base", "BODY B", "BODY A"],
+        "joints": ["JOINT hinge"],
+        "BODY base": {"name": "base", "location": loc(0.0)},
+        "BODY B": {"name": "B", "location": loc(0.0), "collision shape": "SPHERE",
+                   "collision geometry": {"radius": 0.1},
+                   "collision offset": {"position": {"x": 1.0, "y": 0.0, "z": 0.0},
+                                        "orientation": {"r": 0.0, "p": 0.0, "y": 0.0}}},
+        "BODY A": {"name": "A", "location": loc(1.5), "collision shape": "SPHERE",
+                   "collision geometry": {"radius": 0.2}},
+        "JOINT hinge": {"name": "hinge", "parent": "BODY base", "child": "BODY B", "type": "revolute",
+                        "parent pivot": {"x": 0, "y": 0, "z": 0}, "parent axis": {"x": 0, "y": 0, "z": 1},
+                        "child pivot": {"x": 0, "y": 0, "z": 0}, "child axis": {"x": 0, "y": 0, "z": 1}},
+    }
+    p = tmp_path / "hinge.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    return Model.from_files([p])
+
+
+def test_set_joint_positions_cached_names_stay_exact(tmp_path):
+    """The per-name-list cache: repeated, reordered, partial and unknown name lists each give
+    the same answer as the first time; the unknown list is a fresh list every call; a NaN is
+    still refused with the joint's name after the names were cached."""
+    m = _two_sphere_file(tmp_path)
+    d = m.create_data()
+    for _ in range(2):
+        assert m.set_joint_positions(d, m.joint_names, [0.5]) == []
+        assert d.q.tolist() == [0.5]
+        assert m.set_joint_positions(d, ("hinge",), np.array([-0.25])) == []
+        assert d.q.tolist() == [-0.25]
+        unknown = m.set_joint_positions(d, ["nope", "hinge"], [9.0, 0.125])
+        assert unknown == ["nope"] and d.q.tolist() == [0.125]
+        unknown.append("mutated")  # must not leak into the cache
+        with pytest.raises(ValueError, match="'hinge'"):
+            m.set_joint_positions(d, ["nope", "hinge"], [1.0, float("inf")])
+        with pytest.raises(ValueError, match="2 joint names but 1 positions"):
+            m.set_joint_positions(d, ["nope", "hinge"], [1.0])
+    assert d.q.tolist() == [0.125]
+
+
+def test_contacts_and_vectorised_finite_check(tmp_path):
+    """Hinge at q = 0: gap 0.2 along +x (hand-derived witness points); at q = pi/2 sphere B sits
+    at (0, 1, 0): gap |(1.5,0,0)-(0,1,0)| - 0.3. contacts_finite() sees a NaN written into a
+    reported row and nothing else."""
+    m = _two_sphere_file(tmp_path)
+    d = m.create_data()
+    r = m.evaluate(d, report_distance=1.0)
+    assert r.contacts_finite()
+    (c,) = r.contacts
+    assert (c.body_1, c.body_2) == ("/ambf/env/B", "/ambf/env/A") and c.distance == pytest.approx(0.2)
+    np.testing.assert_allclose(c.point_1, [1.1, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(c.point_2, [1.3, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(c.position, [1.2, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(c.normal, [1, 0, 0], atol=1e-15)
+    m.set_joint_positions(d, ["hinge"], [math.pi / 2])
+    r = m.evaluate(d, report_distance=2.0)
+    (c,) = r.contacts
+    assert c.distance == pytest.approx(math.hypot(1.5, 1.0) - 0.3, abs=1e-12)
+    u = np.array([1.5, -1.0, 0.0]) / math.hypot(1.5, 1.0)  # from B's centre towards A's
+    np.testing.assert_allclose(c.point_1, np.array([0.0, 1.0, 0.0]) + 0.1 * u, atol=1e-12)
+    np.testing.assert_allclose(c.point_2, np.array([1.5, 0.0, 0.0]) - 0.2 * u, atol=1e-12)
+    d.normal[r.contact_index[0], 1] = np.nan
+    assert not r.contacts_finite()
+    r = m.evaluate(d, report_distance=0.1)  # nothing reported: trivially finite
+    assert r.contacts == [] and r.contacts_finite()

@@ -363,3 +363,83 @@ def test_merger_age_and_missing():
     assert j.age(1.0) == math.inf and j.missing() == ["a", "b"]
     j.update(["a", "b"], [0, 0], 1.0, 1.0)
     assert j.age(1.25) == pytest.approx(0.25) and j.missing() == []
+
+
+# ----------------------------------------------------------------------------- cached checks
+
+
+def test_name_cache_keeps_every_check_exact_and_in_order():
+    """The per-name-list cache must not change any verdict or its order: the same name list
+    is good, then non-finite, then future, then good again; a list with an unknown name and a
+    future stamp is 'future' (stamp checks come first) both times; switching
+    ignore_unknown_joints at run time changes the verdict for a cached list; an unhashable
+    name is an empty name; tuples and lists are the same list."""
+    model, m = make()
+    j = m.merger
+    seq = [
+        (["a", "b", "c"], [0.1, 0.2, 0.3], 10.0, ""),
+        (["a", "b", "c"], [0.1, float("nan"), 0.3], 10.0, "non_finite"),
+        (("a", "b", "c"), [0.1, 0.2, 0.3], 20.0, "future"),
+        (("a", "b", "c"), [0.4, 0.5, 0.6], 10.0, ""),
+        (["a", "zz"], [0.1, 0.2], 20.0, "future"),
+        (["a", "zz"], [0.1, 0.2], 20.0, "future"),
+        (["a", "zz"], [0.1, 0.2], 10.0, "unknown"),
+        (["a", "zz"], [0.1, 0.2], 10.0, "unknown"),
+        (["a", "a"], [0.1, float("nan")], 10.0, "duplicate"),
+        (["a", "a"], [0.1, float("nan")], 10.0, "duplicate"),
+        (["a", ["b"]], [0.1, 0.2], 10.0, "empty_name"),
+    ]
+    for names, pos, stamp, code in seq:
+        j.update(names, pos, stamp, 10.0)
+        assert j.last_code == code, (names, pos, stamp)
+    assert j.positions.tolist() == [0.4, 0.5, 0.6]
+    assert "joint 'b' has a non-finite position (nan)" in j.check(
+        ["a", "b", "c"], [0, float("nan"), 0], 10.0, 10.0)[1]
+    m.update_config(ignore_unknown_joints=True)
+    assert j.update(["a", "zz"], [0.75, 0.2], 10.0, 10.0) == (True, "")
+    assert j.positions.tolist() == [0.75, 0.5, 0.6]
+    m.update_config(ignore_unknown_joints=False)
+    assert j.update(["a", "zz"], [0.1, 0.2], 10.0, 10.0)[0] is False and j.last_code == "unknown"
+
+
+def test_huge_finite_positions_are_not_non_finite():
+    """Huge but finite positions (their sum overflows) are finite: accepted as they are."""
+    model, m = make()
+    assert m.on_joint_state(["a", "b", "c"], [1e308, 1e308, -0.5], 1.0, 1.0) == (True, "")
+    assert m.merger.positions.tolist() == [1e308, 1e308, -0.5]
+
+
+def test_real_model_non_finite_contact_row_is_dropped(tmp_path):
+    """With the real Model the NaN guard first checks all reported rows at once; a NaN
+    written into one reported row (as a faulty geometry routine would) drops exactly that
+    contact and warns; finite results pass untouched."""
+    import yaml
+
+    from ambf_collision.model import Model
+
+    loc = lambda x: {"position": {"x": x, "y": 0.0, "z": 0.0}, "orientation": {"r": 0.0, "p": 0.0, "y": 0.0}}
+    sphere = lambda r: {"collision shape": "SPHERE", "collision geometry": {"radius": r}}
+    doc = {"bodies": ["BODY A", "BODY B", "BODY C"],
+           "BODY A": {"name": "A", "location": loc(0.0), **sphere(0.1)},
+           "BODY B": {"name": "B", "location": loc(0.25), **sphere(0.1)},
+           "BODY C": {"name": "C", "location": loc(0.6), **sphere(0.1)}}
+    p = tmp_path / "three.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    model = Model.from_files([p])
+    m = CollisionMonitor(model, MonitorConfig(report_distance=0.2))
+    out = m.step(1.0)
+    assert out.status == STATUS_OK and out.dropped_contacts == 0
+    assert [(c.body_1[-1], c.body_2[-1], round(c.distance, 12)) for c in out.contacts] == [
+        ("A", "B", 0.05), ("B", "C", 0.15)]
+    real = model.pair_distance.compute
+
+    def faulty(world):
+        r = real(world)
+        r.point_2[0, 2] = np.nan  # pair 0 is (A, B)
+        return r
+    model.pair_distance.compute = faulty
+    out = m.step(2.0)
+    assert out.dropped_contacts == 1 and [(c.body_1[-1], c.body_2[-1]) for c in out.contacts] == [
+        ("B", "C")]
+    assert all(np.isfinite(getattr(c, k)).all() for c in out.contacts for k in mon._CONTACT_VECTORS)
+    assert any("non-finite" in w for w in out.warnings)
