@@ -9,7 +9,8 @@
 * :func:`point_signed_distance`: signed distance of K points to K shapes (used by probes).
 
 Sphere/capsule pairs use the closed form of :mod:`segment_distance`; sphere/capsule against a
-solid uses :mod:`solid_distance`; solid against solid goes through :mod:`coal_bridge` (one call
+solid uses :mod:`solid_distance`; solid against solid goes through :mod:`coal_bridge` (coal geometries
+built once per shape, per cycle only their poses are set; one coal call
 per pair: the only per-pair Python loop).
 """
 
@@ -232,8 +233,27 @@ class PairDistance:
                     hull = sd.compile_hulls(hull)
             self._cs.append((kind, sel, cap, sol, solid_first[:, None], hull))
 
-        # solid - solid through coal, one call per pair
+        # solid - solid through coal, one call per pair; pairs with a plane are closed form
         self._ss = np.flatnonzero(~round1 & ~round2)
+        with_plane = (k1[self._ss] == PLANE) | (k2[self._ss] == PLANE)
+        self._ss_plane = self._ss[with_plane]
+        self._ss_coal = self._ss[~with_plane]
+        self._coal_shapes = np.unique(pairs[self._ss_coal]) if self._ss_coal.size else np.zeros(0, np.intp)
+        self._coal = None  # built on first use: coal is only imported when solid pairs exist
+        self._link_shapes = link_shapes
+
+    def _build_coal(self):
+        """coal geometry (local frame) and a reused Transform3s per shape of a coal pair, once."""
+        from ambf_collision import coal_bridge as cb
+        coal = cb._get_coal()
+        src = getattr(self._link_shapes, "local", self._link_shapes)
+        geom, tf = {}, {}
+        for j in self._coal_shapes.tolist():
+            geom[j] = cb.coal_geometry(int(src.kind[j]), src.half[j], src.hull[j])
+            tf[j] = coal.Transform3s()
+        pairs = [(int(k), geom[int(i)], tf[int(i)], geom[int(j)], tf[int(j)])
+                 for k, (i, j) in zip(self._ss_coal, self.pairs[self._ss_coal])]
+        self._coal = (cb, list(tf.items()), pairs, cb.distance_request(), coal.DistanceResult())
 
     def compute(self, world: WorldShapes) -> PairResult:
         """Distances, witness points and normals of all pairs for the shapes in ``world``.
@@ -316,9 +336,23 @@ class PairDistance:
         res.position[sel] = 0.5 * (pc + pb)
 
     def _compute_ss(self, world):
-        from ambf_collision.coal_bridge import solid_pair_distance
         res = self.result
-        for k in self._ss:
+        if self._ss_coal.size:
+            if self._coal is None:
+                self._build_coal()
+            cb, tfs, pairs, req, cres = self._coal
+            for j, tf in tfs:  # world pose of each shape (world from local), metres
+                tf.setRotation(world.rot[j])
+                tf.setTranslation(world.a[j])
+            for k, g1, tf1, g2, tf2 in pairs:
+                res.distance[k], res.point_1[k], res.point_2[k], res.normal[k] = cb.coal_distance(
+                    g1, tf1, g2, tf2, req, cres)
+            idx = self._ss_coal
+            res.position[idx] = 0.5 * (res.point_1[idx] + res.point_2[idx])
+        if not self._ss_plane.size:
+            return
+        from ambf_collision.coal_bridge import solid_pair_distance
+        for k in self._ss_plane:
             i, j = self.pairs[k]
             dist, p1, p2, nrm = solid_pair_distance(shape_at(world, i), shape_at(world, j))
             res.distance[k] = dist

@@ -19,7 +19,8 @@ from ambf_collision.transforms import quat_to_matrix
 GJK_TOLERANCE = 1e-10
 EPA_TOLERANCE = 1e-10
 
-__all__ = ["to_coal", "solid_pair_distance", "coal_distance", "GJK_TOLERANCE", "EPA_TOLERANCE"]
+__all__ = ["to_coal", "solid_pair_distance", "coal_distance", "coal_geometry", "distance_request",
+           "GJK_TOLERANCE", "EPA_TOLERANCE"]
 
 _coal = None
 
@@ -106,12 +107,27 @@ def to_coal(shape):
     raise ValueError(f"to_coal: unsupported shape type {k!r}")
 
 
-def coal_distance(g1, tf1, g2, tf2):
-    """coal signed distance between two coal geometries with tight tolerances.
+def coal_geometry(kind, half, hull=None):
+    """coal geometry of a solid in its own local frame (no pose): ``kind`` BOX / CYLINDER / CONE /
+    CONVEX, ``half`` (3,) box half extents or cylinder/cone ``(r, r, height/2)`` (metres), ``hull``
+    local vertices (M,3) for CONVEX. Same geometry as :func:`to_coal` builds for the posed shape."""
+    coal = _get_coal()
+    half = np.asarray(half, dtype=float)
+    if kind == BOX:
+        return coal.Box(*(2.0 * float(v) for v in half))
+    if kind == CYLINDER:
+        return coal.Cylinder(float(half[0]), 2.0 * float(half[2]))
+    if kind == CONE:
+        return coal.Cone(float(half[0]), 2.0 * float(half[2]))
+    if kind == CONVEX:
+        from ambf_collision.shapes import ConvexHull
+        return to_coal(ConvexHull(np.asarray(hull, dtype=float)))[0]
+    raise ValueError(f"coal_geometry: unsupported kind {kind!r} (box, cylinder, cone or convex only)")
 
-    Returns ``(distance, p1, p2, normal)``; the normal (s1 -> s2) falls back to ``(p2 - p1)/|p2 - p1|``
-    and then to +z when coal gives none (exact touching).
-    """
+
+def distance_request():
+    """A coal ``DistanceRequest`` with the signed distance and the tight tolerances used here
+    (reusable: coal does not modify it)."""
     coal = _get_coal()
     req = coal.DistanceRequest()
     req.enable_signed_distance = True
@@ -119,7 +135,24 @@ def coal_distance(g1, tf1, g2, tf2):
     req.epa_tolerance = EPA_TOLERANCE
     req.gjk_max_iterations = 1000
     req.epa_max_iterations = 1000
-    res = coal.DistanceResult()
+    return req
+
+
+def coal_distance(g1, tf1, g2, tf2, req=None, res=None):
+    """coal signed distance between two coal geometries with tight tolerances.
+
+    ``req`` (from :func:`distance_request`) and ``res`` (a ``coal.DistanceResult``, cleared here)
+    may be passed to reuse them across calls; results are the same as with fresh ones.
+    Returns ``(distance, p1, p2, normal)``; the normal (s1 -> s2) falls back to ``(p2 - p1)/|p2 - p1|``
+    and then to +z when coal gives none (exact touching).
+    """
+    coal = _get_coal()
+    if req is None:
+        req = distance_request()
+    if res is None:
+        res = coal.DistanceResult()
+    else:
+        res.clear()
     d = float(coal.distance(g1, tf1, g2, tf2, req, res))
     p1 = np.array(res.getNearestPoint1(), dtype=float)
     p2 = np.array(res.getNearestPoint2(), dtype=float)

@@ -85,3 +85,31 @@ def test_point_signed_distance_sphere_capsule_and_box():
     assert abs(n[3][2]) < 1e-15 and np.linalg.norm(n[3]) == pytest.approx(1)  # on axis
     np.testing.assert_allclose(x[4], [1, 0, 0], atol=1e-15)
     np.testing.assert_allclose(pts - x, d[:, None] * n, atol=1e-12)
+
+
+def test_solid_pairs_reuse_coal_geometry_across_cycles():
+    """Solid-solid pairs (coal geometries built once, poses refilled per cycle) equal coal on
+    freshly built posed shapes in every cycle, with shapes shared by several pairs and a plane."""
+    from ambf_collision.batch import shape_at
+    from ambf_collision.coal_bridge import solid_pair_distance
+    from ambf_collision.shapes import Cone, ConvexHull
+    shapes = [Box([.2, .1, .3], [0.1, 0, 0], [0, 0, .6, .8]), Cylinder(.1, .3, [0, .2, 0]),
+              Cone(.15, .2, [0, 0, .1]), ConvexHull([[0, 0, 0], [.2, 0, 0], [0, .2, 0], [0, 0, .2]]),
+              Plane([0, 0, 1], -0.4)]
+    ls = LinkShapes(shapes, [0, 1, 2, 3, 0])
+    pairs = [(i, j) for i in range(5) for j in range(i + 1, 5)]
+    pd = PairDistance(ls, pairs)
+    rng = np.random.default_rng(11)
+    for cycle in range(4):
+        q = rng.normal(size=(4, 4))
+        R = np.stack([quat_to_matrix(v / np.linalg.norm(v)) for v in q])
+        t = rng.uniform(-.3, .3, (4, 3))
+        w = ls.to_world(R, t)
+        res = pd.compute(w)
+        for k, (i, j) in enumerate(pairs):
+            d, p1, p2, n = solid_pair_distance(shape_at(w, i), shape_at(w, j))
+            assert res.distance[k] == pytest.approx(d, abs=1e-9), (cycle, i, j)
+            np.testing.assert_allclose(res.point_1[k], p1, atol=1e-8)
+            np.testing.assert_allclose(res.point_2[k], p2, atol=1e-8)
+            np.testing.assert_allclose(res.normal[k], n, atol=1e-7)
+            np.testing.assert_allclose(res.position[k], 0.5 * (p1 + p2), atol=1e-8)
