@@ -6,6 +6,9 @@
 - :class:`ProbeArrayWriter`: one ``ProbeArray`` whose ``ProbeState`` objects are created once per
   probe set (names and bodies fixed) and whose numbers are refreshed per cycle from the probe
   result arrays (``tolist()`` once per array, never per element through NumPy scalars).
+- :class:`ProbeArraySerializer`: the same ``ProbeArray`` directly as serialized CDR bytes for
+  ``publisher.publish(bytes)``, refreshed in place with NumPy (256 probes: ~20 us instead of
+  ~130 us filling plus ~750 us of rclpy's per-field conversion when publishing the message).
 
 Everything is in the world frame (``frame_id``), metres, newtons, square metres. Messages never
 carry NaN: the monitor sanitises its output, and the writers map any remaining non-finite value to
@@ -22,7 +25,7 @@ from geometry_msgs.msg import Point, Vector3
 
 from ambf_collision.msg import Contact, ContactArray, ProbeArray, ProbeState
 
-__all__ = ["stamp_msg", "ContactArrayWriter", "ProbeArrayWriter"]
+__all__ = ["stamp_msg", "ContactArrayWriter", "ProbeArrayWriter", "ProbeArraySerializer"]
 
 _SLOTS = all(f"_{k}" in ProbeState.__slots__ for k in
              ("in_contact", "depth", "area", "distance", "touching_body")) and all(
@@ -149,3 +152,156 @@ class ProbeArrayWriter:
                 n.x, n.y, n.z = nrm[i]
         m.probes = self.states
         return m
+
+
+# ----------------------------------------------------------------------------- raw CDR probes
+
+
+def _align(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+def _cdr_string(s: str) -> bytes:
+    b = s.encode("utf-8")
+    return len(b + b"\0").to_bytes(4, "little") + b + b"\0"
+
+
+def _ragged_arange(lengths: np.ndarray) -> np.ndarray:
+    """[0..l0-1, 0..l1-1, ...] for non-negative ``lengths``."""
+    total = int(lengths.sum())
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return np.arange(total) - starts
+
+
+class ProbeArraySerializer:
+    """A ``ProbeArray`` as the serialized bytes rclpy publishes raw (``publisher.publish(bytes)``),
+    written with NumPy instead of 256 Python message objects and rclpy's per-field conversion.
+
+    Layout: CDR little endian (the encapsulation ``00 01 00 00`` then the body; 8-byte alignment
+    of float64, 4 of uint32, counted from the start of the body), as ``rclpy.serialization``
+    writes it. Every probe record ends on an 8-byte boundary (its last field is a Vector3), so
+    probe ``i > 0`` starts 8-aligned and only the variable ``touching_body`` string moves the
+    records: when the touching bodies change, the layout is rebuilt (vectorised); otherwise a
+    cycle writes the stamp, status, ``in_contact`` bytes and 15 float64 per probe in place.
+    Values are sanitised as :class:`ProbeArrayWriter` does (non-finite -> 0, distance NaN or
+    -inf -> +inf). ``names``, ``bodies``: per probe; ``body_names``: the model's bodies.
+    """
+
+    ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR_LE
+
+    def __init__(self, world_frame: str, names, bodies, body_names):
+        self.n = n = len(names)
+        frame = _cdr_string(world_frame)
+        self._status_off = 8 + len(frame)  # body offsets: sec, nanosec, frame_id, status
+        count_off = _align(self._status_off + 1, 4)
+        head = bytearray(count_off + 4)
+        head[8:8 + len(frame)] = frame
+        head[count_off:count_off + 4] = n.to_bytes(4, "little")
+        self._head = np.frombuffer(bytes(head), np.uint8)
+        first = len(head)  # body offset of probe 0 (then every record ends 8-aligned)
+        prefixes, ic_off, b_off = [], np.empty(n, np.int64), np.empty(n, np.int64)
+        for i, (nm, bd) in enumerate(zip(names, bodies)):
+            s = first if i == 0 else 0  # start offset modulo 8 is all that matters
+            p = bytearray(_cdr_string(str(nm)))
+            p += b"\0" * (_align(s + len(p), 4) - s - len(p))
+            p += _cdr_string(str(bd))
+            ic_off[i] = len(p)
+            p += b"\0"
+            p += b"\0" * (_align(s + len(p), 8) - s - len(p))
+            b_off[i] = len(p)
+            prefixes.append(bytes(p))
+        self._pref_len = np.array([len(p) for p in prefixes], np.int64)
+        self._pref = np.frombuffer(b"".join(prefixes), np.uint8)
+        self._pref_local = _ragged_arange(self._pref_len)
+        self._ic_off, self._b_off = ic_off, b_off
+        # touching_body blocks per body index (last = -1 = ''), each padded to 8 bytes
+        blocks = [_cdr_string(str(b)) for b in body_names] + [_cdr_string("")]
+        blocks = [b + b"\0" * (_align(len(b), 8) - len(b)) for b in blocks]
+        self._tb_len = np.array([len(b) for b in blocks], np.int64)
+        self._tb_start = np.cumsum(self._tb_len) - self._tb_len
+        self._tb = np.frombuffer(b"".join(blocks), np.uint8)
+        self._first = first
+        self._touching = None  # touching-body indices of the current layout
+        self._vals = np.empty((n, 15))
+        self._ar9, self._ar6 = np.arange(9), np.arange(6)
+
+    def _layout(self, touching: np.ndarray) -> None:
+        n = self.n
+        tb_len = self._tb_len[touching]
+        rec = self._b_off + 72 + tb_len + 48
+        starts = self._first + np.concatenate(([0], np.cumsum(rec)[:-1])).astype(np.int64)
+        total = int(starts[-1] + rec[-1]) if n else self._first
+        # raw[8 + x] is body byte x, so body offsets that are multiples of 8 are 8-aligned
+        self._raw = raw = np.zeros(8 + _align(total, 8), np.uint8)
+        raw[4:8] = np.frombuffer(self.ENCAPSULATION, np.uint8)
+        raw[8:8 + len(self._head)] = self._head
+        self._bytes = raw[4:8 + total]
+        if n:
+            raw[8 + np.repeat(starts, self._pref_len) + self._pref_local] = self._pref
+            local = _ragged_arange(tb_len)
+            c_off = starts + self._b_off + 72
+            raw[8 + np.repeat(c_off, tb_len) + local] = self._tb[
+                np.repeat(self._tb_start[touching], tb_len) + local]
+            f64 = raw[8:].view(np.float64)
+            self._f64 = f64
+            b_idx = (starts + self._b_off) // 8
+            d_idx = (c_off + tb_len) // 8
+            self._idx = np.concatenate((b_idx[:, None] + self._ar9, d_idx[:, None] + self._ar6),
+                                       axis=1)
+            self._ic = 8 + starts + self._ic_off
+        self._stamp = raw[8:16].view(np.uint32)
+        self._touching = touching.copy()
+
+    def serialize(self, status: int, stamp: Time, pr) -> bytes:
+        """The serialized ``ProbeArray`` of ``pr`` (a ``probes.ProbeResult`` for the same
+        probes in the same order)."""
+        touching = np.asarray(pr.touching_body, np.int64)
+        if self._touching is None or not np.array_equal(touching, self._touching):
+            self._layout(touching)
+        raw = self._raw
+        self._stamp[0] = stamp.sec & 0xFFFFFFFF
+        self._stamp[1] = stamp.nanosec
+        raw[8 + self._status_off] = int(status)
+        if self.n:
+            v = self._vals
+            v[:, 0] = pr.depth
+            v[:, 1] = pr.area
+            v[:, 2:5] = pr.force
+            v[:, 5:8] = pr.contact_normal
+            v[:, 8] = pr.distance
+            v[:, 9:12] = pr.position
+            v[:, 12:15] = pr.normal
+            if not np.isfinite(v).all():
+                d = v[:, 8].copy()
+                v[~np.isfinite(v)] = 0.0
+                v[:, 8] = np.where(np.isnan(d) | (d == -np.inf), np.inf, d)
+            self._f64[self._idx] = v
+            raw[self._ic] = np.asarray(pr.in_contact, bool)
+        return self._bytes.tobytes()
+
+    def matches(self, writer: "ProbeArrayWriter") -> bool:
+        """True when bytes from this serializer deserialize (with the middleware's own
+        ``rclpy.serialization``) to exactly what ``writer`` builds for a probe result with
+        distinct values and every touching body; the node falls back to messages otherwise."""
+        try:
+            from types import SimpleNamespace
+
+            from rclpy.serialization import deserialize_message, serialize_message
+
+            n, nb = self.n, len(self._tb_len)
+            k = np.arange(n, dtype=float)
+            pr = SimpleNamespace(
+                in_contact=np.arange(n) % 2 == 0, depth=k + 0.5, area=k + 0.25,
+                force=np.stack((k, -k, k + 1), axis=1), contact_normal=np.stack((k, k, -k), axis=1),
+                distance=np.where(np.arange(n) % 3 == 0, np.inf, k + 0.125),
+                touching_body=np.arange(n) % nb - 1, position=np.stack((k, k + 2, k + 3), axis=1),
+                normal=np.stack((-k, k, k), axis=1))
+            stamp = Time(sec=1234567, nanosec=890)
+            raw = self.serialize(3, stamp, pr)
+            msg = writer.fill(3, stamp, pr)
+            ok = len(raw) == len(serialize_message(msg)) and deserialize_message(
+                raw, type(msg)) == msg
+            self._touching = None  # next call lays out afresh
+            return bool(ok)
+        except Exception:  # noqa: BLE001 - any failure means: publish messages instead
+            return False

@@ -38,7 +38,8 @@ from std_srvs.srv import SetBool, Trigger
 
 from ambf_collision import monitor as mon
 from ambf_collision.msg import ContactArray, ProbeArray
-from ambf_collision.ros_convert import ContactArrayWriter, ProbeArrayWriter, stamp_msg
+from ambf_collision.ros_convert import (ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter,
+                                       stamp_msg)
 from ambf_collision.ros_tf import TfSource
 
 _D = ParameterType.PARAMETER_DOUBLE
@@ -251,6 +252,14 @@ class CollisionMonitorNode(Node):
         ps = scene.probe_set
         self.probe_writer = (ProbeArrayWriter(self.world_frame, ps.names, ps.result.body,
                                               scene.model.body_names) if ps is not None else None)
+        # probe arrays are published as serialized bytes when that matches the middleware's own
+        # serialization of the message exactly (checked once here); else as messages
+        self.probe_serializer = None
+        if ps is not None:
+            ser = ProbeArraySerializer(self.world_frame, ps.names, ps.result.body,
+                                       scene.model.body_names)
+            if ser.matches(self.probe_writer):
+                self.probe_serializer = ser
 
     def _probe_count(self) -> int:
         return len(self.scene.probe_set) if self.scene.probe_set is not None else 0
@@ -335,7 +344,9 @@ class CollisionMonitorNode(Node):
         pw = self.probe_writer
         if pw is not None:
             if out.probes is not None:
-                self.probes_pub.publish(pw.fill(out.status, stamp, out.probes))
+                ser = self.probe_serializer
+                self.probes_pub.publish(ser.serialize(out.status, stamp, out.probes)
+                                        if ser is not None else pw.fill(out.status, stamp, out.probes))
             else:
                 self.probes_pub.publish(pw.empty(out.status, stamp))
         if (self.publish_markers and out.result is not None

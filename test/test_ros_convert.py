@@ -12,7 +12,7 @@ pytest.importorskip("rclpy", reason="rclpy not importable: run through `make tes
 pytest.importorskip("ambf_collision.msg", reason="messages not built: run through `make test`")
 
 from ambf_collision.ros_convert import (  # noqa: E402
-    ContactArrayWriter, ProbeArrayWriter, contact_msg, stamp_msg)
+    ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter, contact_msg, stamp_msg)
 
 
 def _contact(d, p1, p2, n, b1="/w/a", b2="/w/b"):
@@ -80,3 +80,69 @@ def test_probe_array_writer_maps_arrays_and_touching_body():
     m2 = w.fill(2, stamp_msg(2.0), pr)
     assert m2.probes[0] is a and a.in_contact is False and a.force.z == 0.0 and m2.status == 2
     assert w.empty(5, stamp_msg(3.0)).probes == []
+
+
+def _random_probes(rng, n, n_bodies, touching=True):
+    return SimpleNamespace(
+        in_contact=rng.random(n) < 0.5, depth=rng.random(n), area=rng.random(n),
+        force=rng.normal(size=(n, 3)), contact_normal=rng.normal(size=(n, 3)),
+        distance=rng.random(n),
+        touching_body=rng.integers(-1, n_bodies, n) if touching else np.full(n, -1),
+        position=rng.normal(size=(n, 3)), normal=rng.normal(size=(n, 3)))
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 256])
+@pytest.mark.parametrize("frame", ["world", "w", "odom_x", "a_frame_of_9"])
+def test_probe_serializer_equals_rclpy_serialization(n, frame):
+    """Raw bytes deserialize (rclpy, the middleware's own CDR) to exactly the message the
+    ProbeArrayWriter builds, and have the length rclpy's own serialization has, for every
+    alignment of the header (frame names of 1..12 characters), name lengths 2..8, touching
+    bodies appearing, changing and vanishing between cycles, and non-finite values."""
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    from ambf_collision.msg import ProbeArray
+
+    rng = np.random.default_rng(n)
+    names = [f"p{i}" * (i % 4 + 1) for i in range(n)]
+    bodies = ["/ambf/env/hand" if i % 2 else "b" for i in range(n)]
+    body_names = ["a", "bb", "/ambf/env/forearm", "ccccccc"]
+    w = ProbeArrayWriter(frame, names, bodies, body_names)
+    s = ProbeArraySerializer(frame, names, bodies, body_names)
+    for cycle in range(5):
+        pr = _random_probes(rng, n, len(body_names), touching=cycle in (1, 2))
+        if n and cycle == 3:
+            pr.depth[0], pr.distance[-1], pr.force[0, 1], pr.position[-1, 2] = (
+                np.nan, -np.inf, np.inf, np.nan)
+            pr.distance[0] = np.inf  # a legitimate +inf stays
+        st = stamp_msg(1.7e9 + cycle + 0.25)
+        raw = s.serialize(cycle, st, pr)
+        m = w.fill(cycle, st, pr)
+        assert isinstance(raw, bytes) and len(raw) == len(serialize_message(m))
+        back = deserialize_message(raw, ProbeArray)
+        assert back == m, (n, frame, cycle)
+        if n and cycle == 3:
+            assert back.probes[0].depth == 0.0 and back.probes[-1].distance == math.inf
+            assert back.probes[0].distance == math.inf and back.probes[-1].position.z == 0.0
+    assert s.matches(w)
+
+
+def test_probe_serializer_hand_values():
+    """One probe, values written by hand, read back through rclpy."""
+    from rclpy.serialization import deserialize_message
+
+    from ambf_collision.msg import ProbeArray
+
+    s = ProbeArraySerializer("world", ["tip"], ["/w/finger"], ["/w/finger", "/w/table"])
+    pr = SimpleNamespace(
+        in_contact=np.array([True]), depth=np.array([0.001]), area=np.array([2e-6]),
+        distance=np.array([-0.001]), touching_body=np.array([1]),
+        force=np.array([[0.0, 0.5, 2.0]]), contact_normal=np.array([[0.0, 0.0, 1.0]]),
+        position=np.array([[0.1, 0.2, 0.3]]), normal=np.array([[0.0, 0.0, -1.0]]))
+    m = deserialize_message(s.serialize(2, stamp_msg(12.5), pr), ProbeArray)
+    assert (m.header.frame_id, m.header.stamp.sec, m.header.stamp.nanosec, m.status) == (
+        "world", 12, 500_000_000, 2)
+    (a,) = m.probes
+    assert (a.name, a.body, a.in_contact, a.touching_body) == ("tip", "/w/finger", True, "/w/table")
+    assert (a.depth, a.area, a.distance) == (0.001, 2e-6, -0.001)
+    assert (a.force.x, a.force.y, a.force.z, a.contact_normal.z) == (0.0, 0.5, 2.0, 1.0)
+    assert (a.position.x, a.position.y, a.position.z, a.normal.z) == (0.1, 0.2, 0.3, -1.0)
