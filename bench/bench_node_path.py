@@ -18,12 +18,13 @@ cycle times, in microseconds:
     monitor rest      monitor.step with evaluate and probes answering from this cycle's results,
                       minus set_joint_pos.: status, NaN guard, MonitorOutput, bookkeeping
   contacts msg      ContactArrayWriter.fill (needs the built workspace: source scripts/activate.sh)
-  probes msg        ProbeArrayWriter.fill
+  probes msg        ProbeArrayWriter.fill (message objects; rclpy then converts them per field)
+  probes bytes      ProbeArraySerializer.serialize (the CDR bytes the node publishes raw)
   node callback     CollisionMonitorNode._on_joint_state end to end (clock, monitor, conversion,
                     publish with no subscriber), when rclpy is importable
 
 The reference of the same run is the 0.5 ms target of issue 6; the total is
-accept + monitor step + both conversions. "outside geometry" removes the two geometry-core rows.
+accept + monitor step + contacts msg + the probe conversion the node uses (bytes when available). "outside geometry" removes the two geometry-core rows.
 
 Run: .venv/bin/python bench/bench_node_path.py [--cycles N]
      (with ROS messages: bash -c 'source scripts/activate.sh && python bench/bench_node_path.py')
@@ -96,13 +97,15 @@ def _load_scene():
 
 def _writers(scene):
     try:
-        from ambf_collision.ros_convert import ContactArrayWriter, ProbeArrayWriter, stamp_msg
+        from ambf_collision.ros_convert import (ContactArrayWriter, ProbeArraySerializer,
+                                               ProbeArrayWriter, stamp_msg)
     except ImportError as err:
         print(f"(message conversion not timed: {err}; source scripts/activate.sh)")
         return None
     ps = scene.probe_set
-    return (ContactArrayWriter("world"),
-            ProbeArrayWriter("world", ps.names, ps.result.body, scene.model.body_names), stamp_msg)
+    args = ("world", ps.names, ps.result.body, scene.model.body_names)
+    pw, ser = ProbeArrayWriter(*args), ProbeArraySerializer(*args)
+    return ContactArrayWriter("world"), pw, stamp_msg, (ser if ser.matches(pw) else None)
 
 
 def _inputs(model, cycles):
@@ -124,7 +127,7 @@ def run_stages(cycles: int):
     rows = {k: [] for k in ("accept", "monitor step", "set_joint_pos.", "kinematics",
                             "world shapes", "pair distances", "evaluate rest", "probes",
                             "monitor rest",
-                            "contacts msg", "probes msg")}
+                            "contacts msg", "probes msg", "probes bytes")}
     pc = time.perf_counter
     n_contacts = 0
     t_start = 1000.0
@@ -139,15 +142,20 @@ def run_stages(cycles: int):
         rows["monitor step"].append(t2 - t1)
         n_contacts += len(out.contacts)
         if writers is not None:
-            cw, pw, stamp_msg = writers
+            cw, pw, stamp_msg, ser = writers
             st = stamp_msg(out.stamp)
             t0 = pc()
             cw.fill(out, st)
             t1 = pc()
             pw.fill(out.status, st, out.probes)
             t2 = pc()
+            if ser is not None:
+                ser.serialize(out.status, st, out.probes)
+            t3 = pc()
             rows["contacts msg"].append(t1 - t0)
             rows["probes msg"].append(t2 - t1)
+            if ser is not None:
+                rows["probes bytes"].append(t3 - t2)
         # the parts of the step, again on the same state
         m = monitor.merger
         t0 = pc()
@@ -243,7 +251,7 @@ def main(argv=None) -> int:
     a, contacts = run_stages(args.cycles)
     order = ["accept", "monitor step", "set_joint_pos.", "kinematics", "world shapes",
              "pair distances", "evaluate rest", "probes", "monitor rest", "contacts msg",
-             "probes msg"]
+             "probes msg", "probes bytes"]
     print(f"demo model + 256 probes, {args.cycles} cycles along the demo script, "
           f"{contacts:.2f} contacts per cycle on average")
     print(f"{'stage':<22}{'mean us':>10}{'median us':>11}{'p99 us':>9}")
@@ -253,7 +261,8 @@ def main(argv=None) -> int:
         v = a[k]
         indent = "  " if k in order[2:9] else ""
         print(f"{indent + k:<22}{v.mean():10.1f}{np.median(v):11.1f}{np.percentile(v, 99):9.1f}")
-    total_keys = ["accept", "monitor step", "contacts msg", "probes msg"]
+    total_keys = ["accept", "monitor step", "contacts msg",
+                  "probes bytes" if "probes bytes" in a else "probes msg"]
     total = sum(a[k].mean() for k in total_keys if k in a)
     geom = a["world shapes"].mean() + a["pair distances"].mean()
     print(f"{'total (node compute)':<22}{total:10.1f}   = {total / TARGET_US:.2f} x the "
