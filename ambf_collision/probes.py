@@ -548,6 +548,38 @@ def _transform(R, t, index, v, out):
     return out
 
 
+def _body_groups(index, max_groups: int = 8):
+    """``[(body, slice or index array)]`` of the entries of ``index`` per body, or None when
+    there are more than ``max_groups`` bodies (then a gather per entry is cheaper)."""
+    bodies = np.unique(index)
+    if index.size == 0 or len(bodies) > max_groups:
+        return None
+    groups = []
+    for b in bodies.tolist():
+        sel = np.flatnonzero(index == b)
+        if sel[-1] - sel[0] + 1 == sel.size:
+            sel = slice(int(sel[0]), int(sel[-1]) + 1)
+        groups.append((b, sel))
+    return groups
+
+
+def _transform_grouped(R, t, groups, v, out, transpose=False):
+    """``out[i] = R[b] @ v[i] (+ t[b])`` (``R[b].T @ v[i]`` with ``transpose``) for the
+    entries of each ``(b, sel)`` of ``groups``: one matmul per body; returns out."""
+    for b, sel in groups:
+        M = R[b] if transpose else R[b].T  # row vectors: (M v)^T = v^T M^T
+        if isinstance(sel, slice):
+            o = np.matmul(v[sel], M, out=out[sel])
+            if t is not None:
+                o += t[b]
+        else:
+            o = v[sel] @ M
+            if t is not None:
+                o += t[b]
+            out[sel] = o
+    return out
+
+
 def _split_clusters(points, members, size):
     """Split ``members`` (indices into ``points``) into spatial chunks of at most ``size``
     by recursive median cuts along the widest axis."""
@@ -606,6 +638,7 @@ class ProbeSet:
         self.probe_body = np.array([index[p.body] for p in probes], dtype=np.intp).reshape(N)
         self.local_position = np.array([p.position for p in probes], dtype=float).reshape(N, 3)
         self.local_normal = np.array([p.normal for p in probes], dtype=float).reshape(N, 3)
+        self._groups = _body_groups(self.probe_body)  # per-body matmuls when few bodies
         self.radius = np.array([p.radius for p in probes], dtype=float).reshape(N)
         self.stiffness = np.array([p.stiffness for p in probes], dtype=float).reshape(N)
         self.range = np.array([p.range for p in probes], dtype=float).reshape(N)
@@ -747,8 +780,12 @@ class ProbeSet:
         body_t = np.asarray(body_t, dtype=float)
         res = self.result
         N = len(self.names)
-        _transform(body_R, body_t, self.probe_body, self.local_position, res.position)
-        _transform(body_R, None, self.probe_body, self.local_normal, res.normal)
+        if self._groups is not None:
+            _transform_grouped(body_R, body_t, self._groups, self.local_position, res.position)
+            _transform_grouped(body_R, None, self._groups, self.local_normal, res.normal)
+        else:
+            _transform(body_R, body_t, self.probe_body, self.local_position, res.position)
+            _transform(body_R, None, self.probe_body, self.local_normal, res.normal)
         res.in_contact.fill(False)
         res.depth.fill(0.0)
         res.area.fill(0.0)
@@ -802,8 +839,11 @@ class ProbeSet:
         res.touching_body[ph] = self.shape_body[si[sh]]
 
         # body-frame force: R^T f
-        Rb = body_R[self.probe_body]
-        np.einsum("nji,nj->ni", Rb, res.force, out=res.force_body)
+        if self._groups is not None:
+            _transform_grouped(body_R, None, self._groups, res.force, res.force_body, transpose=True)
+        else:
+            Rb = body_R[self.probe_body]
+            np.einsum("nji,nj->ni", Rb, res.force, out=res.force_body)
 
         if self.patch_names:
             inp = self.patch_index >= 0

@@ -630,3 +630,28 @@ def test_degenerate_probe_positions_never_nan():
     expect = np.where(facing, np.clip(r - d, 0, 2 * r), 0.0)
     np.testing.assert_allclose(res.depth, expect, atol=1e-15)
     assert res.depth[3] == pytest.approx(0.003, abs=1e-15)  # the sheet's top faces -z probe
+
+
+@pytest.mark.parametrize("n_bodies", [3, 12])
+def test_probe_frames_per_probe_by_hand_interleaved_bodies(n_bodies):
+    """Probes interleaved over several rotated bodies (per-body matmuls for <= 8 bodies, the
+    per-probe gather beyond): every probe centre is R_b p + t_b, its normal R_b n, and the
+    body-frame force R_b^T f, each computed here probe by probe."""
+    rng = np.random.default_rng(n_bodies)
+    names = [f"b{k}" for k in range(n_bodies)] + ["floor"]
+    sc = Scene(names)
+    sc.add("floor", Plane([0, 0, 1], 0.0))
+    for k in range(n_bodies):
+        sc.pose(f"b{k}", axis_angle_to_matrix(rng.normal(size=3), rng.uniform(0, 3)),
+                np.array([0.0, 0.0, 0.001]) + rng.uniform(-0.002, 0.002, 3) * [1, 1, 0])
+    specs = [probe(f"p{i}", f"/ambf/env/b{i % n_bodies}", rng.uniform(-0.003, 0.003, 3),
+                   rng.normal(size=3), radius=0.004) for i in range(5 * n_bodies)]
+    ps = sc.probe_set(specs)
+    assert (ps._groups is not None) == (n_bodies <= 8)
+    res = sc.evaluate(ps)
+    assert res.in_contact.any()  # some probes press into the floor: non-zero forces
+    for i, sp in enumerate(specs):
+        b = names.index(sp.body.rsplit("/", 1)[-1])
+        np.testing.assert_allclose(res.position[i], sc.R[b] @ sp.position + sc.t[b], atol=1e-15)
+        np.testing.assert_allclose(res.normal[i], sc.R[b] @ sp.normal, atol=1e-15)
+        np.testing.assert_allclose(res.force_body[i], sc.R[b].T @ res.force[i], atol=1e-12)
