@@ -631,40 +631,147 @@ def _box_segment_t(qa, u, h):
     return np.min(np.where(tie, T, 2.0), axis=1)
 
 
+class _GridBuffers:
+    """Reused (K, M) work arrays of the grid refinement (allocated per call, reused per round)."""
+
+    def __init__(self, K, M, n):
+        self.T = np.empty((K, M))
+        self.w = [np.empty((K, M)) for _ in range(n)]
+        self.mask = np.empty((K, M), dtype=bool)
+        self.mask2 = np.empty((K, M), dtype=bool)
+
+
+def _cylinder_key(X, Y, Z, c, B):
+    """Argmin key of the cylinder SDF at local points (X, Y, Z) (K, M) written into X: the SDF
+    where inside (<= 0), its square where outside (> 0): same order as :func:`_cylinder_dist`."""
+    R, H = c
+    W = B.w[3]
+    np.multiply(X, X, out=X)
+    np.multiply(Y, Y, out=Y)
+    X += Y
+    np.sqrt(X, out=X)
+    X -= R  # dr
+    np.abs(Z, out=Z)
+    Z -= H  # dz
+    np.maximum(X, Z, out=W)  # inside value max(dr, dz); > 0 exactly when outside
+    np.maximum(X, 0.0, out=X)
+    np.maximum(Z, 0.0, out=Z)
+    np.multiply(X, X, out=X)
+    np.multiply(Z, Z, out=Z)
+    X += Z  # outside distance squared
+    np.less_equal(W, 0.0, out=B.mask)
+    np.copyto(X, W, where=B.mask)
+    return X
+
+
+def _cylinder_consts(h):
+    return h[:, 0:1], h[:, 2:3]
+
+
+def _cone_consts(h):
+    R = h[:, 0:1]
+    H = h[:, 2:3]
+    L2 = R * R + 4.0 * H * H
+    good = L2 > 0.0
+    Ls = np.sqrt(np.where(good, L2, 1.0))
+    sr = np.where(good, 2.0 * H / Ls, 1.0)
+    sn = np.where(good, R / Ls, 0.0)
+    return R, H, 2.0 * H, sr, sn, 1.0 / np.where(good, L2, 1.0)
+
+
+def _cone_key(X, Y, Z, c, B):
+    """Argmin key of the cone SDF at local points (X, Y, Z) (K, M) written into X: the SDF where
+    inside (<= 0), its square where outside (> 0): same order as :func:`_cone_dist`."""
+    R, H, H2, sr, sn, iL2 = c
+    S, P, V = B.w[3], B.w[4], B.w[5]
+    np.multiply(X, X, out=X)
+    np.multiply(Y, Y, out=Y)
+    X += Y
+    np.sqrt(X, out=X)
+    X -= R  # rm = r - R
+    Z += H  # w = z + H (height above the base)
+    np.multiply(X, sr, out=S)
+    np.multiply(Z, sn, out=Y)
+    S += Y  # slant
+    np.negative(Z, out=Y)  # base
+    np.maximum(S, Y, out=S)  # inside value max(slant, base); > 0 exactly when outside a face
+    # squared distance to the base disc: max(rm, 0)^2 + w^2
+    np.maximum(X, 0.0, out=P)
+    np.multiply(P, P, out=P)
+    np.multiply(Z, Z, out=Y)
+    P += Y
+    # squared distance to the slant segment: t = clip((w 2H - rm R) / L2, 0, 1)
+    np.multiply(Z, H2, out=V)
+    np.multiply(X, R, out=Y)
+    V -= Y
+    V *= iL2
+    np.clip(V, 0.0, 1.0, out=V)
+    np.multiply(V, R, out=Y)
+    X += Y  # r - R (1 - t)
+    np.multiply(V, H2, out=Y)
+    np.subtract(Z, Y, out=Z)  # z - H (2 t - 1)
+    np.multiply(X, X, out=X)
+    np.multiply(Z, Z, out=Z)
+    X += Z
+    np.minimum(X, P, out=X)  # outside distance squared
+    np.greater(S, 0.0, out=B.mask)
+    np.greater(X, 0.0, out=B.mask2)
+    B.mask &= B.mask2
+    np.logical_not(B.mask, out=B.mask)
+    np.copyto(X, S, where=B.mask)
+    return X
+
+
+_GRID_KEY = {CYLINDER: (_cylinder_key, _cylinder_consts, 4), CONE: (_cone_key, _cone_consts, 6)}
+
+
 def _grid_segment_t(kind, qa, u, h):
     """Lowest minimiser t in [0, 1] of a convex SDF along qa + t u by vectorised grid refinement.
 
     Each round samples GRID_POINTS evenly spaced t per item in one batch, takes the first argmin
-    j and re-brackets to [t_{j-1}, t_{j+1}] (valid by convexity; exact ties keep the lowest t).
+    j of a key with the SDF's order (the SDF inside, its square outside: no second square root)
+    and re-brackets to [t_{j-1}, t_{j+1}] (valid by convexity; exact ties keep the lowest t).
+    Items whose bracket is below float64 resolution are frozen at their best sample, so an item's
+    result does not depend on the batch. All work arrays are allocated once per call.
     """
-    dist = _LOCAL_DIST[kind]
+    key, consts, nbuf = _GRID_KEY[kind]
+    c = consts(h)
     K = qa.shape[0]
     M = GRID_POINTS
     g = np.linspace(0.0, 1.0, M)
-    lo = np.zeros(K)
-    width = np.ones(K)
-    rows = np.arange(K)
-    T = np.empty((K, M))
-    Q = np.empty((K, M, 3))
-    hb = h[:, None, :]
-    best = np.zeros(K)
+    idx = np.arange(M)
+    # per argmin index j: the sample, and the bracket ends t_{j-1}, t_{j+1} (clipped), as offsets
+    G = np.stack([g, g[np.maximum(idx - 1, 0)], g[np.minimum(idx + 1, M - 1)]], axis=1)  # (M,3)
+    B = _GridBuffers(K, M, nbuf)
+    T = B.T
+    X, Y, Z = B.w[0], B.w[1], B.w[2]
+    qx, qy, qz = qa[:, 0:1], qa[:, 1:2], qa[:, 2:3]
+    ux, uy, uz = u[:, 0:1], u[:, 1:2], u[:, 2:3]
+    V = np.zeros((K, 3))  # best sample, bracket lo, bracket hi
+    best, lo, hi = V[:, 0:1], V[:, 1:2], V[:, 2:3]
+    width = np.ones((K, 1))
+    Gj = np.empty((K, 3))
+    done = np.empty((K, 1), dtype=bool)
     for _ in range(GRID_ROUNDS):
-        np.multiply(width[:, None], g[None, :], out=T)
-        T += lo[:, None]
-        np.multiply(T[:, :, None], u[:, None, :], out=Q)
-        Q += qa[:, None, :]
-        j = np.argmin(dist(Q, hb), axis=1)
-        best = T[rows, j]
-        jl = np.maximum(j - 1, 0)
-        jr = np.minimum(j + 1, M - 1)
-        lo = T[rows, jl]
-        width = T[rows, jr] - lo
-        done = width <= 2e-16  # converged items stay at their best sample (batch-independent result)
-        lo = np.where(done, best, lo)
-        width = np.where(done, 0.0, width)
-        if np.all(done):
+        np.multiply(width, g, out=T)
+        T += lo
+        np.multiply(T, ux, out=X)
+        X += qx
+        np.multiply(T, uy, out=Y)
+        Y += qy
+        np.multiply(T, uz, out=Z)
+        Z += qz
+        j = np.argmin(key(X, Y, Z, c, B), axis=1)
+        np.take(G, j, axis=0, out=Gj)
+        Gj *= width
+        np.add(Gj, lo, out=V)  # best == T[j] (same operations), new lo and hi
+        np.subtract(hi, lo, out=width)
+        np.less_equal(width, 2e-16, out=done)  # converged: frozen at the best sample
+        np.copyto(lo, best, where=done)
+        np.copyto(width, 0.0, where=done)
+        if done.all():
             break
-    return best
+    return best[:, 0]
 
 
 def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=None):
