@@ -397,3 +397,28 @@ def test_fast_segment_equals_bisection_reference(kind):
     assert np.all(np.isfinite(on1)) and np.all(np.isfinite(x1)) and np.all(np.isfinite(n1))
     np.testing.assert_allclose(on1, x1 + d1[:, None] * n1, atol=1e-12)
     assert np.array_equal(on1[:50], a[:50])
+
+
+@pytest.mark.parametrize("kind", [CYLINDER, CONE])
+def test_grid_key_orders_like_the_sdf(kind):
+    """The grid's argmin key is the SDF inside (<= 0) and its square outside: checked against the
+    plain SDF (_cylinder_dist / _cone_dist) at random points, incl. degenerate sizes (r or h = 0)."""
+    from ambf_collision import solid_distance as sd
+    rng = np.random.default_rng(5)
+    K, M = 7, 50
+    h = rng.uniform(0.05, 1.0, (K, 3))
+    h[:, 1] = h[:, 0]
+    h[0, 0] = h[0, 1] = 0.0  # zero radius
+    h[1, 2] = 0.0  # zero height
+    h[2] = 0.0  # a point
+    P = rng.normal(size=(K, M, 3)) * 0.7
+    d = sd._LOCAL_DIST[kind](P, h[:, None, :])
+    key_fn, consts, nbuf = sd._GRID_KEY[kind]
+    B = sd._GridBuffers(K, M, nbuf)
+    X, Y, Z = B.w[0], B.w[1], B.w[2]
+    X[:], Y[:], Z[:] = P[..., 0], P[..., 1], P[..., 2]
+    key = key_fn(X, Y, Z, consts(h), B)
+    inside = d <= 0.0
+    assert inside.any() and (~inside).any()
+    np.testing.assert_allclose(key[inside], d[inside], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(key[~inside], d[~inside] ** 2, rtol=1e-13, atol=1e-15)
