@@ -636,7 +636,8 @@ class _GridBuffers:
 
     def __init__(self, K, M, n):
         self.T = np.empty((K, M))
-        self.w = [np.empty((K, M)) for _ in range(n)]
+        self.Q = np.empty((3, K, M))  # local x, y, z planes of the samples
+        self.w = list(self.Q) + [np.empty((K, M)) for _ in range(n - 3)]
         self.mask = np.empty((K, M), dtype=bool)
         self.mask2 = np.empty((K, M), dtype=bool)
 
@@ -644,28 +645,24 @@ class _GridBuffers:
 def _cylinder_key(X, Y, Z, c, B):
     """Argmin key of the cylinder SDF at local points (X, Y, Z) (K, M) written into X: the SDF
     where inside (<= 0), its square where outside (> 0): same order as :func:`_cylinder_dist`."""
-    R, H = c
     W = B.w[3]
-    np.multiply(X, X, out=X)
-    np.multiply(Y, Y, out=Y)
-    X += Y
-    np.sqrt(X, out=X)
-    X -= R  # dr
+    XY, YZ = B.Q[0:2], B.Q[1:3]  # X, Y, Z are the planes of B.Q
+    np.multiply(XY, XY, out=XY)
+    Y += X
+    np.sqrt(Y, out=Y)
     np.abs(Z, out=Z)
-    Z -= H  # dz
-    np.maximum(X, Z, out=W)  # inside value max(dr, dz); > 0 exactly when outside
-    np.maximum(X, 0.0, out=X)
-    np.maximum(Z, 0.0, out=Z)
-    np.multiply(X, X, out=X)
-    np.multiply(Z, Z, out=Z)
-    X += Z  # outside distance squared
+    YZ -= c  # (dr, dz)
+    np.maximum(Y, Z, out=W)  # inside value max(dr, dz); > 0 exactly when outside
+    np.maximum(YZ, 0.0, out=YZ)
+    np.multiply(YZ, YZ, out=YZ)
+    Y += Z  # outside distance squared
     np.less_equal(W, 0.0, out=B.mask)
-    np.copyto(X, W, where=B.mask)
-    return X
+    np.copyto(Y, W, where=B.mask)
+    return Y
 
 
 def _cylinder_consts(h):
-    return h[:, 0:1], h[:, 2:3]
+    return np.stack([h[:, 0:1], h[:, 2:3]])  # (2,K,1): radius, half height
 
 
 def _cone_consts(h):
@@ -684,8 +681,8 @@ def _cone_key(X, Y, Z, c, B):
     inside (<= 0), its square where outside (> 0): same order as :func:`_cone_dist`."""
     R, H, H2, sr, sn, iL2 = c
     S, P, V = B.w[3], B.w[4], B.w[5]
-    np.multiply(X, X, out=X)
-    np.multiply(Y, Y, out=Y)
+    XY = B.Q[0:2]
+    np.multiply(XY, XY, out=XY)
     X += Y
     np.sqrt(X, out=X)
     X -= R  # rm = r - R
@@ -745,8 +742,9 @@ def _grid_segment_t(kind, qa, u, h):
     B = _GridBuffers(K, M, nbuf)
     T = B.T
     X, Y, Z = B.w[0], B.w[1], B.w[2]
-    qx, qy, qz = qa[:, 0:1], qa[:, 1:2], qa[:, 2:3]
-    ux, uy, uz = u[:, 0:1], u[:, 1:2], u[:, 2:3]
+    Q = B.Q
+    q3 = qa.T[:, :, None].copy()  # (3,K,1)
+    u3 = u.T[:, :, None].copy()
     V = np.zeros((K, 3))  # best sample, bracket lo, bracket hi
     best, lo, hi = V[:, 0:1], V[:, 1:2], V[:, 2:3]
     width = np.ones((K, 1))
@@ -755,12 +753,8 @@ def _grid_segment_t(kind, qa, u, h):
     for _ in range(GRID_ROUNDS):
         np.multiply(width, g, out=T)
         T += lo
-        np.multiply(T, ux, out=X)
-        X += qx
-        np.multiply(T, uy, out=Y)
-        Y += qy
-        np.multiply(T, uz, out=Z)
-        Z += qz
+        np.multiply(T, u3, out=Q)  # same operations per coordinate as qa + T u
+        Q += q3
         j = np.argmin(key(X, Y, Z, c, B), axis=1)
         np.take(G, j, axis=0, out=Gj)
         Gj *= width
