@@ -48,7 +48,10 @@ def distance(s1, s2) -> Contact:
         a2, b2, r2 = _segment(s2)
         d, p1, p2, n, pos = capsule_distance(a1, b1, r1, a2, b2, r2)
         return Contact(float(d[0]), p1[0], p2[0], n[0], pos[0])
-    if round1 or round2:
+    if round2 and not round1:  # one canonical order, so that swapping is exactly symmetric
+        c = distance(s2, s1)
+        return Contact(c.distance, c.point_2, c.point_1, -c.normal, c.position)
+    if round1:
         from ambf_collision.batch import PairDistance, WorldShapes
         world = WorldShapes.from_shapes([s1, s2])
         r = PairDistance(world, [[0, 1]]).compute(world)

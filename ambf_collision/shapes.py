@@ -77,7 +77,9 @@ def _quaternion(value, name: str) -> np.ndarray:
     n = float(np.linalg.norm(q))
     if n == 0.0:
         raise ShapeError(f"{name}: quaternion must be non-zero, got {_fmt(q)}")
-    return q / n
+    # Normalise once: a quaternion already unit to rounding is kept as it is, so that
+    # validate() is idempotent (re-dividing by a norm of 1 +- ulp would move it by an ulp).
+    return q if abs(n - 1.0) <= 8 * np.finfo(float).eps else q / n
 
 
 class _Shape:

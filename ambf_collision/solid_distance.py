@@ -830,11 +830,13 @@ def capsule_box_penetration(a, b, r, center, rot, half):
     rb = np.einsum("kmi,ki->km", np.abs(axes), half)
     sa = np.einsum("kmi,ki->km", axes, qa)
     sb = np.einsum("kmi,ki->km", axes, qb)
-    over = np.concatenate([np.maximum(sa, sb) + rb, rb - np.minimum(sa, sb)], axis=1)  # (K,12): +n, -n
+    plus, minus = np.maximum(sa, sb) + rb, rb - np.minimum(sa, sb)
+    # (K,12) in tie-break order: face axes (+n, -n) before cross axes (+n, -n); argmin keeps the first
+    over = np.concatenate([plus[:, :3], minus[:, :3], plus[:, 3:], minus[:, 3:]], axis=1)
     j = np.argmin(over, axis=1)
     depth = over[rows, j]
-    ax = j % 6
-    sgn = np.where(j < 6, 1.0, -1.0)
+    ax = np.array([0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5])[j]
+    sgn = np.where((j // 3) % 2 == 0, 1.0, -1.0)
     nrm = axes[rows, ax] * sgn[:, None]  # local, direction the box moves
     # witness on the segment
     pa = np.einsum("ki,ki->k", qa, nrm)
