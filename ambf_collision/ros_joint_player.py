@@ -12,6 +12,7 @@ a qualified ADF namespace; default none: plain names, which the monitor accepts)
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 
@@ -76,16 +77,27 @@ class JointPlayer(Node):
 
 
 def main(argv=None) -> int:
-    """Run until SIGINT/SIGTERM or ``duration``; exit 0."""
-    rclpy.init(args=argv if argv is not None else sys.argv)
+    """Run until SIGINT/SIGTERM or ``duration``; exit 0.
+
+    The signals only set a flag, checked between callbacks, so no timer ever publishes through a
+    context that is being shut down (no traceback on exit), as in the collision_monitor node."""
+    from rclpy.signals import SignalHandlerOptions
+
+    stop = []
+    rclpy.init(args=argv if argv is not None else sys.argv,
+               signal_handler_options=SignalHandlerOptions.NO)
+    old = {s: signal.signal(s, lambda signum, frame: stop.append(signum))
+           for s in (signal.SIGINT, signal.SIGTERM)}
     node = None
     try:
         node = JointPlayer()
-        while rclpy.ok() and not node.done:
+        while not stop and not node.done:
             rclpy.spin_once(node, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        for s, h in old.items():
+            signal.signal(s, h)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
