@@ -205,10 +205,8 @@ class PairDistance:
         self._cc_i2 = pairs[cc, 1].copy()
         m = cc.size
         self._solver = SegmentPairSolver(m)
-        self._pack = np.empty((8, n))  # rows: a(3), d(3), 1/|d|^2, radius
-        self._G1 = np.empty((8, m))
-        self._G2 = np.empty((8, m))
-        self._len2 = np.empty(n)
+        self._cc_index = np.stack([self._cc_i1, self._cc_i2])            # (2, m)
+        self._cc_index3 = 3 * self._cc_index[None] + np.arange(3)[:, None, None]  # (3, 2, m)
         if self._cc_all:
             r = self.result
             self._cc_out = (r.distance, r.point_1.T, r.point_2.T, r.normal.T, r.position.T)
@@ -268,22 +266,11 @@ class PairDistance:
         return res
 
     def _compute_cc(self, world):
-        pk, l2 = self._pack, self._len2
-        A = pk[0:3]
-        D = pk[3:6]
-        np.copyto(A, world.a.T)
-        np.subtract(world.b.T, A, out=D)
-        np.einsum("ij,ij->j", D, D, out=l2)
-        ia = pk[6]
-        ia.fill(0.0)
-        np.divide(1.0, l2, out=ia, where=l2 > _TINY_LEN2)
-        np.copyto(pk[7], world.radius)
-        G1, G2 = self._G1, self._G2
-        np.take(pk, self._cc_i1, axis=1, out=G1)
-        np.take(pk, self._cc_i2, axis=1, out=G2)
+        solver = self._solver
+        solver.gather(world.a.reshape(-1), world.b.reshape(-1), world.radius, self._cc_index3,
+                      self._cc_index)
         dist, p1, p2, nrm, pos = self._cc_out
-        self._solver.capsules(G1[0:3], G1[3:6], G1[6], G1[7], G2[0:3], G2[3:6], G2[6], G2[7],
-                              dist, p1, p2, nrm, pos)
+        solver.capsules(dist, p1, p2, nrm, pos)
         if not self._cc_all:
             res, idx = self.result, self._cc
             res.distance[idx] = dist
