@@ -56,6 +56,8 @@ import numpy as np
 import yaml
 
 from ambf_collision.batch import LinkShapes
+from ambf_collision.segment_distance import _TINY_LEN2, COINCIDENT, perpendicular_unit
+from ambf_collision.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
 
 __all__ = [
     "ProbeError",
@@ -592,6 +594,79 @@ def _split_clusters(points, members, size):
     return _split_clusters(points, order[:half], size) + _split_clusters(points, order[half:], size)
 
 
+# ----------------------------------------------------------------------------- exact stage
+# Point SDFs of one shape kind on a contiguous slice of candidates, written into d (K,) and
+# n (K,3) (world, m): the formulas of batch.point_signed_distance / solid_distance, without
+# the nearest points (the probes never use them). Cylinders, cones and hulls go through
+# batch.point_signed_distance.
+
+_PLANE_SLACK = 1e-9
+"""Slack (m) of the plane-vs-cluster broadphase test, far above its float rounding."""
+
+
+def _round_sdf(ps, world, s, p, d, n):
+    """Spheres and capsules (segment a-b of radius r); fallback normals as in batch."""
+    A = world.a[s]
+    D = world.b[s] - A
+    l2 = np.einsum("ij,ij->i", D, D)
+    inv = np.divide(1.0, l2, out=np.zeros_like(l2), where=l2 > _TINY_LEN2)
+    t = np.clip(np.einsum("ij,ij->i", p - A, D) * inv, 0.0, 1.0)
+    W = p - (A + t[:, None] * D)
+    L = np.sqrt(np.einsum("ij,ij->i", W, W))
+    np.divide(W, np.maximum(L, COINCIDENT)[:, None], out=n)
+    bad = np.flatnonzero(L < COINCIDENT)
+    if bad.size:
+        fb = np.zeros((bad.size, 3))
+        fb[:, 2] = 1.0
+        has = l2[bad] > _TINY_LEN2
+        if np.any(has):
+            fb[has] = perpendicular_unit(D[bad][has])
+        n[bad] = fb
+    np.subtract(L, world.radius[s], out=d)
+
+
+def _plane_sdf(ps, world, s, p, d, n):
+    """Planes ``normal . x < offset``."""
+    np.take(world.normal, s, axis=0, out=n)
+    np.einsum("ij,ij->i", n, p, out=d)
+    d -= world.offset[s]
+
+
+def _box_sdf(ps, world, s, p, d, n):
+    """Boxes: outside the distance to the clamped point, inside the nearest face (ties:
+    lowest axis, + face at 0), as solid_distance."""
+    rot = world.rot[s]
+    h = world.half[s]
+    q = np.einsum("kji,kj->ki", rot, p - world.a[s])
+    diff = q - np.clip(q, -h, h)
+    d_out = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    outside = d_out > 0.0
+    depth = h - np.abs(q)
+    axis = np.argmin(depth, axis=1)
+    rows = np.arange(q.shape[0])
+    n_in = np.zeros_like(q)
+    n_in[rows, axis] = np.where(q[rows, axis] >= 0.0, 1.0, -1.0)
+    np.copyto(d, np.where(outside, d_out, -depth[rows, axis]))
+    safe = np.where(outside, d_out, 1.0)
+    np.einsum("kij,kj->ki", rot, np.where(outside[:, None], diff / safe[:, None], n_in), out=n)
+
+
+def _other_sdf(ps, world, s, p, d, n):
+    """Cylinders, cones and convex hulls through the injected/batch point distance."""
+    dk, _, nk = ps._point_distance(world, s, p)
+    d[:] = dk
+    n[:] = nk
+
+
+_EXACT_GROUPS = (  # (first kind, last kind, function) over the kind-sorted shapes
+    (SPHERE, CAPSULE, _round_sdf),
+    (BOX, BOX, _box_sdf),
+    (CYLINDER, CONE, _other_sdf),
+    (PLANE, PLANE, _plane_sdf),
+    (CONVEX, CONVEX, _other_sdf),
+)
+
+
 class ProbeSet:
     """Probes compiled once against a scene of shapes fixed on bodies.
 
@@ -605,7 +680,10 @@ class ProbeSet:
     """
 
     def __init__(self, specs, body_names, shape_body, shape_center, shape_radius,
-                 groups_of=None, point_distance=None, cluster_size=32):
+                 groups_of=None, point_distance=None, cluster_size=32, shape_kind=None):
+        # the default exact stage computes sphere/capsule/plane/box SDFs here (same formulas
+        # as batch.point_signed_distance, without the nearest points the probes never use)
+        self._fast = point_distance is None
         if point_distance is None:
             from ambf_collision.batch import point_signed_distance as point_distance
         body_names = list(body_names)
@@ -679,13 +757,31 @@ class ProbeSet:
             cc[j] = 0.5 * (pts.min(0) + pts.max(0))
             cr[j] = float(np.max(np.linalg.norm(pts - cc[j], axis=1) + reach[c]))
         self.cluster_center, self.cluster_radius = cc, cr
-        self.shape_radius_sq_pad = None
+        self._cluster_groups = _body_groups(self.cluster_body)
+        self._cluster_slack = cr + _PLANE_SLACK  # plane test: centre distance beyond this
+        self._reach = reach  # (N,) m, radius + range
+        # cluster members padded to one row per cluster (expansion = one gather) unless
+        # the padding would waste more than a quarter of the rows
+        L = int(self.cluster_len.max()) if C else 0
+        self._members = self._member_ok = None
+        if C and 4 * int(self.cluster_len.sum()) >= 3 * C * L:
+            self._members = np.zeros((C, L), dtype=np.intp)
+            ok = np.zeros((C, L), dtype=bool)
+            for j, (_, c) in enumerate(clusters):
+                self._members[j, :len(c)] = c
+                ok[j, :len(c)] = True
+            self._member_ok = None if ok.all() else ok
 
-        # reused buffers
+        # reused buffers (broadphase in (shape, cluster) layout, shapes ordered by kind)
         self._shape_w = np.empty((S, 3))
         self._cluster_w = np.empty((C, 3))
-        self._d2 = np.empty((C, S))
-        self._bound = (cr[:, None] + self.shape_radius[None, :]) ** 2  # (C, S), inf stays inf
+        self._d2 = np.empty((S, C))
+        self._d2_tmp = np.empty((S, C))
+        self._hit = np.empty((S, C), dtype=bool)
+        self._ws_d = np.empty(0)
+        self._ws_n = np.empty((0, 3))
+        self._kind_src = None
+        self._compile_kinds(shape_kind)
         self.result = ProbeResult(
             names=self.names,
             body=[p.body for p in probes],
@@ -712,6 +808,7 @@ class ProbeSet:
         bounds = [shape_bounding_sphere(s) for s in shapes]
         center = np.array([b[0] for b in bounds], dtype=float).reshape(len(bounds), 3)
         radius = np.array([b[1] for b in bounds], dtype=float)
+        kw.setdefault("shape_kind", [s.kind for s in shapes])
         return cls(specs, body_names, shape_body, center, radius, **kw)
 
     @classmethod
@@ -735,43 +832,162 @@ class ProbeSet:
     def __len__(self):
         return len(self.names)
 
+    # -- kind order (compile) ------------------------------------------------------------
+
+    def _compile_kinds(self, kinds):
+        """Order the shapes by kind (stable) for the broadphase, so that the candidates of
+        each kind form one contiguous slice for the exact stage. ``kinds (S,)``: shape kind
+        codes, or None (then the order is fixed at the first evaluation from its world
+        shapes)."""
+        S = len(self.shape_body)
+        order = np.arange(S, dtype=np.intp)
+        groups = []
+        if kinds is not None:
+            kinds = np.array(kinds, dtype=np.intp).reshape(S)
+            order = np.argsort(kinds, kind="stable").astype(np.intp)
+            ks = kinds[order]
+            first = np.searchsorted(ks, np.arange(SPHERE, CONVEX + 2)).tolist()  # kind k: [first[k], first[k+1])
+            if S and (ks[0] < SPHERE or ks[-1] > CONVEX):  # unknown kind: batch raises
+                self._fast_kinds = False
+            else:
+                self._fast_kinds = True
+            for lo_kind, hi_kind, fn in _EXACT_GROUPS:
+                lo, hi = first[lo_kind], first[hi_kind + 1]
+                if hi > lo:
+                    groups.append((lo, hi, fn))
+            p0, p1 = first[PLANE], first[PLANE + 1]
+            self._plane_rows = (p0, p1) if p1 > p0 else None
+            self._plane_shapes = order[p0:p1]
+        else:
+            self._fast_kinds = False
+            self._plane_rows = None
+        self._kinds = kinds
+        self._exact_groups = groups
+        self._group_bounds = np.array([g[0] for g in groups] + [groups[-1][1]] if groups else [0],
+                                      dtype=np.intp)
+        self._sorder = order
+        self._reordered = bool(np.any(order != np.arange(S)))
+        self._s_body = self.shape_body[order]
+        self._s_center = np.ascontiguousarray(self.shape_center[order])
+        self._s_radius = self.shape_radius[order]
+        cr = self.cluster_radius
+        # (S, C) bound of |cluster centre - shape centre|^2; inf stays inf
+        self._bound = np.ascontiguousarray(((cr[:, None] + self.shape_radius[None, :]) ** 2).T[order])
+        self._allowed = np.ascontiguousarray(self.cluster_allowed.T[order])
+
+    def _sync_kinds(self, world):
+        """Take the shape kinds from the world shapes when they were not known at compile
+        time (or changed)."""
+        k = world.kind
+        if k is self._kind_src:
+            return
+        if len(k) != len(self.shape_body):
+            raise ValueError(f"world shapes hold {len(k)} shapes; the probe set was compiled "
+                             f"for {len(self.shape_body)}")
+        if self._kinds is None or not np.array_equal(k, self._kinds):
+            self._compile_kinds(np.array(k))
+        self._kind_src = k
+
     # -- per cycle ---------------------------------------------------------------------
 
-    def candidates(self, body_R, body_t):
+    def candidates(self, body_R, body_t, world_shapes=None):
         """Broadphase: ``(probe, shape)`` index arrays whose bounding spheres (inflated by
-        the probe radius and range) overlap, for probe centres ``self.result.position``."""
-        res = self.result
-        C, S = self._d2.shape
+        the probe radius and range) overlap, for probe centres ``self.result.position``.
+        With ``world_shapes`` (the cycle's world shapes), planes are also tested against
+        each probe cluster's bounding sphere (else every plane is a candidate).
+        Candidates come grouped by shape kind."""
+        body_R = np.asarray(body_R, dtype=float)
+        body_t = np.asarray(body_t, dtype=float)
+        if world_shapes is not None and len(self.shape_body):
+            self._sync_kinds(world_shapes)
+        cand = self._broadphase(body_R, body_t, world_shapes)
+        if cand is None:
+            e = np.zeros(0, dtype=np.intp)
+            return e, e
+        return cand[0], self._sorder[cand[1]]
+
+    def _broadphase(self, body_R, body_t, world):
+        """``(pi, sp, P)``: candidate probe indices, sorted shape positions (index into
+        ``self._sorder``) and probe centres (K,3), grouped by shape kind; None when empty."""
+        S, C = self._d2.shape
         if C == 0 or S == 0:
-            e = np.zeros(0, dtype=np.intp)
-            return e, e
-        sw = _transform(body_R, body_t, self.shape_body, self.shape_center, self._shape_w)
-        cw = _transform(body_R, body_t, self.cluster_body, self.cluster_center, self._cluster_w)
-        d2 = self._d2
-        # |c - s|^2 by components into the reused (C, S) buffer
-        np.subtract(cw[:, None, 0], sw[None, :, 0], out=d2)
-        np.square(d2, out=d2)
+            return None
+        sw = _transform(body_R, body_t, self._s_body, self._s_center, self._shape_w)
+        cw = self._cluster_w
+        if self._cluster_groups is not None:
+            _transform_grouped(body_R, body_t, self._cluster_groups, self.cluster_center, cw)
+        else:
+            _transform(body_R, body_t, self.cluster_body, self.cluster_center, cw)
+        d2, tmp, hit = self._d2, self._d2_tmp, self._hit
+        # |s - c|^2 by components into the reused (S, C) buffers
+        np.subtract(sw[:, 0, None], cw[None, :, 0], out=d2)
+        np.multiply(d2, d2, out=d2)
         for ax in (1, 2):
-            diff = cw[:, None, ax] - sw[None, :, ax]
-            d2 += diff * diff
-        hit = d2 <= self._bound
-        hit &= self.cluster_allowed
-        ci, si = np.nonzero(hit)
-        if ci.size == 0:
-            e = np.zeros(0, dtype=np.intp)
-            return e, e
-        # expand each (cluster, shape) into (probe, shape) for the cluster's members
-        counts = self.cluster_len[ci]
-        total = int(counts.sum())
-        ends = np.cumsum(counts)
-        offs = np.arange(total, dtype=np.intp) - np.repeat(ends - counts, counts)
-        pi = self.cluster_order[np.repeat(self.cluster_start[ci], counts) + offs]
-        si = np.repeat(si, counts)
+            np.subtract(sw[:, ax, None], cw[None, :, ax], out=tmp)
+            np.multiply(tmp, tmp, out=tmp)
+            d2 += tmp
+        np.less_equal(d2, self._bound, out=hit)
+        hit &= self._allowed
+        if self._plane_rows is not None and world is not None:
+            # a plane is out of reach of a whole cluster when the cluster centre's signed
+            # distance exceeds the cluster radius (which includes each member's radius + range)
+            p0, p1 = self._plane_rows
+            ps = self._plane_shapes
+            dp = world.normal[ps] @ cw.T
+            dp -= world.offset[ps][:, None]
+            hit[p0:p1] &= dp <= self._cluster_slack
+        sp, ci = np.nonzero(hit)
+        if sp.size == 0:
+            return None
+        # expand each (shape, cluster) into (shape, probe) for the cluster's members
+        ok = None
+        if self._members is not None:
+            L = self._members.shape[1]
+            pi = self._members[ci].ravel()
+            sp = np.repeat(sp, L)
+            if self._member_ok is not None:
+                ok = self._member_ok[ci].ravel()
+        else:
+            counts = self.cluster_len[ci]
+            total = int(counts.sum())
+            ends = np.cumsum(counts)
+            offs = np.arange(total, dtype=np.intp) - np.repeat(ends - counts, counts)
+            pi = self.cluster_order[np.repeat(self.cluster_start[ci], counts) + offs]
+            sp = np.repeat(sp, counts)
         # fine test per probe against the shape's bounding sphere
-        diff = res.position[pi] - sw[si]
-        reach = self.radius[pi] + self.range[pi] + self.shape_radius[si]
+        P = self.result.position[pi]
+        diff = P - sw[sp]
+        reach = self._reach[pi] + self._s_radius[sp]
         keep = np.einsum("ij,ij->i", diff, diff) <= reach * reach
-        return pi[keep], si[keep]
+        if ok is not None:
+            keep &= ok
+        idx = np.flatnonzero(keep)
+        if idx.size == 0:
+            return None
+        if idx.size < keep.size:
+            pi, sp, P = pi[idx], sp[idx], P[idx]
+        return pi, sp, P
+
+    def _exact(self, world, pi, sp, P):
+        """Signed distances ``d (K,)`` and outward normals ``n (K,3)`` of the candidates
+        (views of reused buffers, valid until the next call)."""
+        K = pi.size
+        if not (self._fast and self._fast_kinds):
+            d, _, nc = self._point_distance(world, self._sorder[sp], P)
+            return (np.asarray(d, dtype=float).reshape(K),
+                    np.asarray(nc, dtype=float).reshape(K, 3))
+        if self._ws_d.size < K:
+            cap = min(max(K, 2 * self._ws_d.size), max(K, self.pairs_total))
+            self._ws_d = np.empty(cap)
+            self._ws_n = np.empty((cap, 3))
+        d, nc = self._ws_d[:K], self._ws_n[:K]
+        bounds = np.searchsorted(sp, self._group_bounds).tolist()
+        for g, (_, _, fn) in enumerate(self._exact_groups):
+            a, b = bounds[g], bounds[g + 1]
+            if b > a:
+                s = self._sorder[sp[a:b]]
+                fn(self, world, s, P[a:b], d[a:b], nc[a:b])
+        return d, nc
 
     def evaluate(self, body_R, body_t, world_shapes) -> ProbeResult:
         """Evaluate all probes for body poses ``body_R (B,3,3)``, ``body_t (B,3)`` (world,
@@ -798,19 +1014,29 @@ class ProbeSet:
         res.patch_area.fill(0.0)
         res.patch_in_contact.fill(0)
         res.force_body.fill(0.0)
-        pi, si = self.candidates(body_R, body_t)
-        res.pairs_checked = int(pi.size)
-        if pi.size == 0 or N == 0:
+        res.pairs_checked = 0
+        if N == 0 or world_shapes is None or len(self.shape_body) == 0:
             return res
-        d, _, nc = self._point_distance(world_shapes, si, res.position[pi])
-        d = np.asarray(d, dtype=float)
-        nc = np.asarray(nc, dtype=float)
+        self._sync_kinds(world_shapes)
+        cand = self._broadphase(body_R, body_t, world_shapes)
+        if cand is None:  # nothing within reach: no exact stage
+            return res
+        pi, sp, P = cand
+        res.pairs_checked = int(pi.size)
+        d, nc = self._exact(world_shapes, pi, sp, P)
         r = self.radius[pi]
         gap = d - r
-        seen = (np.einsum("ij,ij->i", nc, res.normal[pi]) < 0.0) & (gap <= self.range[pi])
-        if not seen.any():
+        seen = np.einsum("ij,ij->i", nc, res.normal[pi]) < 0.0
+        seen &= gap <= self.range[pi]
+        idx = np.flatnonzero(seen)
+        if idx.size == 0:
             return res
-        pi, si, d, nc, gap, r = pi[seen], si[seen], d[seen], nc[seen], gap[seen], r[seen]
+        si = self._sorder[sp[idx]]
+        if self._reordered and idx.size > 1:
+            # back to ascending shape index per probe (the order the sums below add in)
+            o = np.argsort(si, kind="stable")
+            idx, si = idx[o], si[o]
+        pi, d, nc, gap, r = pi[idx], d[idx], nc[idx], gap[idx], r[idx]
 
         # sums over touching shapes
         touch = gap < 0.0
@@ -822,7 +1048,7 @@ class ProbeSet:
                 res.force[:, ax] = np.bincount(pt, weights=w * nc[touch, ax], minlength=N)
             res.area[:] = np.bincount(pt, weights=np.pi * (2.0 * rt * dpen - dpen * dpen), minlength=N)
 
-        # nearest seen shape per probe (= deepest contact when touching)
+        # nearest seen shape per probe (= deepest contact when touching; ties: lowest shape)
         order = np.lexsort((gap, pi))
         ps = pi[order]
         first = np.ones(ps.size, dtype=bool)

@@ -22,7 +22,7 @@ from ambf_collision.probes import (
     resolve_body,
 )
 from ambf_collision.batch import LinkShapes, point_signed_distance
-from ambf_collision.shapes import Box, Capsule, Cone, Cylinder, Plane, Sphere
+from ambf_collision.shapes import Box, Capsule, Cone, ConvexHull, Cylinder, Plane, Sphere
 from ambf_collision.transforms import axis_angle_to_matrix
 
 REPO = Path(__file__).resolve().parents[1]
@@ -655,3 +655,151 @@ def test_probe_frames_per_probe_by_hand_interleaved_bodies(n_bodies):
         np.testing.assert_allclose(res.position[i], sc.R[b] @ sp.position + sc.t[b], atol=1e-15)
         np.testing.assert_allclose(res.normal[i], sc.R[b] @ sp.normal, atol=1e-15)
         np.testing.assert_allclose(res.force_body[i], sc.R[b].T @ res.force[i], atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- exact stage paths
+
+def _brute_force(ps, world, res):
+    """Expected per-probe outputs from point_signed_distance over every sensed (probe, shape)
+    pair (no broadphase), for the probe centres and normals of ``res``."""
+    N, S = len(ps), len(ps.shape_body)
+    pi = np.repeat(np.arange(N), S)
+    si = np.tile(np.arange(S), N)
+    d, _, nc = point_signed_distance(world, si, res.position[pi])
+    d, nc = d.reshape(N, S), nc.reshape(N, S, 3)
+    plain = np.array([ps.body_names[b].rsplit("/", 1)[-1] for b in ps.shape_body])
+    sensed = np.zeros((N, S), dtype=bool)
+    for i, p in enumerate(ps.specs):  # plain body names in `sense` here
+        sensed[i] = np.isin(plain, p.sense_bodies) if p.sense_bodies else True
+        if not p.include_own_body:
+            sensed[i] &= ps.probe_body[i] != ps.shape_body
+    r = ps.radius[:, None]
+    facing = sensed & (np.einsum("nsk,nk->ns", nc, res.normal) < 0)
+    gap = np.where(facing & (d - r <= ps.range[:, None]), d - r, np.inf)
+    touch = facing & (d < r)
+    pen = np.where(touch, np.clip(r - d, 0, 2 * r), 0.0)
+    deepest = np.where(touch.any(1), np.argmin(np.where(touch, d, np.inf), axis=1), -1)
+    return dict(distance=gap.min(1), depth=np.where(touch.any(1), pen.max(1), 0.0),
+                force=np.einsum("ns,nsk->nk", ps.stiffness[:, None] * pen, nc),
+                area=(np.pi * (2 * r * pen - pen**2)).sum(1), in_contact=touch.any(1),
+                touching_shape=deepest,
+                contact_normal=np.where(touch.any(1)[:, None], nc[np.arange(N), np.maximum(deepest, 0)], 0.0))
+
+
+def _all_kinds_scene(rng):
+    sc = Scene(["hand", "a", "b", "c", "floor"])
+    tet = np.array([[0, 0, 0], [0.03, 0, 0], [0, 0.03, 0], [0, 0, 0.03]], float)
+    # kinds deliberately out of kind order (the exact stage groups them by kind)
+    sc.add("a", Plane([0, 0, 1], -0.03))
+    sc.add("a", ConvexHull(tet, rng.uniform(-0.03, 0.03, 3), rng.normal(size=4)))
+    sc.add("b", Cone(0.02, 0.05, rng.uniform(-0.03, 0.03, 3), rng.normal(size=4)))
+    sc.add("b", Box(rng.uniform(0.01, 0.05, 3), rng.uniform(-0.03, 0.03, 3), rng.normal(size=4)))
+    sc.add("c", Capsule([0, 0, -0.02], [0.01, 0.02, 0.02], 0.012))
+    sc.add("c", Cylinder(0.015, 0.04, rng.uniform(-0.03, 0.03, 3), rng.normal(size=4)))
+    sc.add("a", Sphere(rng.uniform(-0.03, 0.03, 3), 0.015))
+    sc.add("b", Capsule([0.01, 0, 0], [0.01, 0, 0], 0.01))  # zero length: a sphere
+    sc.add("floor", Plane([0.1, 0, 1], -0.05))
+    sc.add("hand", Sphere([0, 0, 0], 0.01))  # own body: sensed only with include_own_body
+    return sc
+
+
+@pytest.mark.parametrize("layout", ["padded", "padded_ragged", "unpadded"])
+@pytest.mark.parametrize("kinds_known", [True, False])
+def test_exact_stage_matches_brute_force_all_kinds(layout, kinds_known):
+    """Every shape kind (shapes out of kind order, a zero-length capsule, two planes), probes
+    on the moving hand in clusters padded to one row, ragged (padded with a mask) or expanded
+    by counts, kinds known at compile time or taken from the first world: over several cycles
+    (buffers reused and grown) each output equals the brute force over all pairs."""
+    rng = np.random.default_rng(11)
+    sc = _all_kinds_scene(rng)
+    n = 400
+    specs = [probe(f"p{i}", body="/ambf/env/hand", position=rng.uniform(-0.06, 0.06, 3),
+                   normal=rng.normal(size=3), radius=rng.uniform(0.002, 0.01), range=0.02)
+             for i in range(n)]
+    size = {"padded": 25, "padded_ragged": 7, "unpadded": 25}[layout]  # 16 x 25 / ~6.5 / 25
+    if layout == "unpadded":  # 8 sense keys with a single probe each: clusters of 1 beside 25s
+        keys = [("a",), ("b",), ("c",), ("floor",), ("a", "b"), ("b", "c"), ("a", "floor"), ()]
+        specs += [probe(f"single{j}", body="/ambf/env/hand", position=rng.uniform(-0.03, 0.03, 3),
+                        normal=rng.normal(size=3), radius=0.01, range=0.03, sense_bodies=key,
+                        include_own_body=not key) for j, key in enumerate(keys)]
+    if kinds_known:
+        ps = sc.probe_set(specs, cluster_size=size)
+    else:
+        from ambf_collision.probes import shape_bounding_sphere
+        b = [shape_bounding_sphere(s) for s in sc.shapes]
+        ps = ProbeSet(specs, sc.body_names, sc.shape_body, [c for c, _ in b], [r for _, r in b],
+                      cluster_size=size)
+    assert (ps._members is None) == (layout == "unpadded")
+    assert (ps._members is not None and ps._member_ok is not None) == (layout == "padded_ragged")
+    touched = seen = 0
+    touching = set()
+    for cycle in range(4):
+        for body in ("a", "b", "c"):
+            sc.pose(body, R=axis_angle_to_matrix(rng.normal(size=3), rng.uniform(0, 3)),
+                    t=rng.uniform(-0.05, 0.05, 3))
+        sc.pose("hand", R=axis_angle_to_matrix(rng.normal(size=3), rng.uniform(0, 3)),
+                t=rng.uniform(-0.01, 0.01, 3))
+        res = sc.evaluate(ps)
+        exp = _brute_force(ps, sc.world(), res)
+        np.testing.assert_allclose(res.distance, exp["distance"], atol=1e-15)
+        np.testing.assert_allclose(res.depth, exp["depth"], atol=1e-15)
+        np.testing.assert_allclose(res.force, exp["force"], atol=1e-12)
+        np.testing.assert_allclose(res.area, exp["area"], atol=1e-16)
+        np.testing.assert_allclose(res.contact_normal, exp["contact_normal"], atol=1e-15)
+        assert np.array_equal(res.in_contact, exp["in_contact"])
+        assert np.array_equal(res.touching_shape, exp["touching_shape"])
+        assert 0 < res.pairs_checked < len(ps) * len(sc.shapes)
+        touched += res.in_contact.sum()
+        seen += np.isfinite(res.distance).sum()
+        touching.update(res.touching_shape.tolist())
+    assert touched > 50 and seen > touched
+    assert touching >= set(range(len(sc.shapes) - 1))  # every kind touched some probe
+
+
+@pytest.mark.parametrize("first", ["plane", "box"])
+def test_equal_gaps_across_kinds_lowest_shape_index_wins(first):
+    """A plane z = 0 and a unit box whose top face is z = 0 (dyadic numbers: both d_surf are
+    exactly h): the deepest contact is the lower shape index whichever kind it is (kinds are
+    grouped internally), force and area are the exact sums of both."""
+    r, k, h = 2.0**-8, 1024.0, 2.0**-9
+    sc = Scene(["finger", "floor", "block"])
+    shapes = {"plane": ("floor", Plane([0, 0, 1], 0.0)), "box": ("block", Box([1, 1, 1], [0, 0, -0.5]))}
+    order = [first, "box" if first == "plane" else "plane"]
+    for name in order:
+        sc.add(*shapes[name])
+    sc.pose("finger", t=[0.125, 0.25, h])
+    res = sc.evaluate(sc.probe_set([probe(radius=r, stiffness=k)]))
+    pen = r - h
+    assert res.touching_shape[0] == 0 and res.touching_body[0] == (1 if first == "plane" else 2)
+    assert res.depth[0] == pen and res.distance[0] == -pen
+    assert list(res.force[0]) == [0.0, 0.0, 2 * k * pen]
+    assert res.area[0] == 2 * (math.pi * (2 * r * pen - pen * pen))
+
+
+def test_plane_broadphase_keeps_probes_exactly_at_range():
+    """A 4 x 4 patch facing a plane: with the patch at exactly radius + range above it
+    (dyadic numbers) every probe sees the plane at distance == range; 1/1024 m higher the
+    plane is pruned for the whole cluster (no exact query at all)."""
+    r, rng_ = 2.0**-8, 3 * 2.0**-6
+    sc = _plane_scene()
+    patch = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0, 0, -1.0]),
+                      np.array([1.0, 0, 0]), 2.0**-7, r, 1000.0, rows=4, cols=4, range=rng_)
+    ps = sc.probe_set([patch])
+    sc.pose("finger", t=[0.25, -0.5, r + rng_])
+    res = sc.evaluate(ps)
+    assert res.pairs_checked == 16 and np.all(res.distance == rng_) and not res.in_contact.any()
+    sc.pose("finger", t=[0.25, -0.5, r + rng_ + 2.0**-4])  # beyond the patch's cluster bound
+    res = sc.evaluate(ps)
+    assert res.pairs_checked == 0 and np.all(res.distance == math.inf)
+    pi, si = ps.candidates(sc.R, sc.t)  # without world shapes planes are not pruned
+    assert len(pi) == 16
+    assert len(ps.candidates(sc.R, sc.t, sc.world())[0]) == 0
+    # a single probe is its own cluster (bound = radius + range): kept exactly at range,
+    # pruned 2^-20 m beyond it
+    ps = sc.probe_set([probe(normal=(0, 0, -1), radius=r, range=rng_)])
+    sc.pose("finger", t=[0.25, -0.5, r + rng_])
+    res = sc.evaluate(ps)
+    assert res.pairs_checked == 1 and res.distance[0] == rng_
+    sc.pose("finger", t=[0.25, -0.5, r + rng_ + 2.0**-20])
+    res = sc.evaluate(ps)
+    assert res.pairs_checked == 0 and res.distance[0] == math.inf
