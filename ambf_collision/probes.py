@@ -603,6 +603,9 @@ def _split_clusters(points, members, size):
 _PLANE_SLACK = 1e-9
 """Slack (m) of the plane-vs-cluster broadphase test, far above its float rounding."""
 
+_FACING_SLACK = 1e-9
+"""Slack (m, and for unit-vector dots) of the cluster facing tests, far above float rounding."""
+
 
 def _round_sdf(ps, world, s, p, d, n):
     """Spheres and capsules (segment a-b of radius r); fallback normals as in batch."""
@@ -758,6 +761,17 @@ class ProbeSet:
             cr[j] = float(np.max(np.linalg.norm(pts - cc[j], axis=1) + reach[c]))
         self.cluster_center, self.cluster_radius = cc, cr
         self._cluster_groups = _body_groups(self.cluster_body)
+        # clusters whose members share one sensor normal: the normal (body frame) and the
+        # members' smallest height p . n along it (their sensor planes), for the facing test
+        cn = np.zeros((C, 3))
+        front = np.full(C, -np.inf)
+        for j, (_, c) in enumerate(clusters):
+            nl = self.local_normal[c]
+            if np.all(nl == nl[0]):
+                cn[j] = nl[0]
+                front[j] = float(np.min(self.local_position[c] @ nl[0]))
+        self._cluster_normal, self._cluster_front = cn, front
+        self._any_uniform = bool(np.any(np.isfinite(front)))
         self._cluster_slack = cr + _PLANE_SLACK  # plane test: centre distance beyond this
         self._reach = reach  # (N,) m, radius + range
         # cluster members padded to one row per cluster (expansion = one gather) unless
@@ -775,8 +789,10 @@ class ProbeSet:
         # reused buffers (broadphase in (shape, cluster) layout, shapes ordered by kind)
         self._shape_w = np.empty((S, 3))
         self._cluster_w = np.empty((C, 3))
+        self._cluster_n = np.empty((C, 3))
+        self._front = np.empty(C)
         self._d2 = np.empty((S, C))
-        self._d2_tmp = np.empty((S, C))
+        self._diff = np.empty((S, C, 3))
         self._hit = np.empty((S, C), dtype=bool)
         self._ws_d = np.empty(0)
         self._ws_n = np.empty((0, 3))
@@ -858,9 +874,16 @@ class ProbeSet:
             p0, p1 = first[PLANE], first[PLANE + 1]
             self._plane_rows = (p0, p1) if p1 > p0 else None
             self._plane_shapes = order[p0:p1]
+            r1 = first[CAPSULE + 1]
+            self._round_rows = r1 if r1 > 0 else 0
+            self._round_shapes = order[:r1]
+            # bounded solids (box, cylinder, cone: before planes; hulls: after)
+            self._solid_rows = [(a, b) for a, b in ((r1, p0), (p1, S)) if b > a]
         else:
             self._fast_kinds = False
             self._plane_rows = None
+            self._round_rows = 0
+            self._solid_rows = []
         self._kinds = kinds
         self._exact_groups = groups
         self._group_bounds = np.array([g[0] for g in groups] + [groups[-1][1]] if groups else [0],
@@ -912,30 +935,21 @@ class ProbeSet:
         S, C = self._d2.shape
         if C == 0 or S == 0:
             return None
-        sw = _transform(body_R, body_t, self._s_body, self._s_center, self._shape_w)
+        sw = self._shape_w
+        np.einsum("nij,nj->ni", body_R[self._s_body], self._s_center, out=sw)
+        sw += body_t[self._s_body]
         cw = self._cluster_w
         if self._cluster_groups is not None:
             _transform_grouped(body_R, body_t, self._cluster_groups, self.cluster_center, cw)
         else:
             _transform(body_R, body_t, self.cluster_body, self.cluster_center, cw)
-        d2, tmp, hit = self._d2, self._d2_tmp, self._hit
-        # |s - c|^2 by components into the reused (S, C) buffers
-        np.subtract(sw[:, 0, None], cw[None, :, 0], out=d2)
-        np.multiply(d2, d2, out=d2)
-        for ax in (1, 2):
-            np.subtract(sw[:, ax, None], cw[None, :, ax], out=tmp)
-            np.multiply(tmp, tmp, out=tmp)
-            d2 += tmp
+        d2, diff, hit = self._d2, self._diff, self._hit
+        np.subtract(sw[:, None, :], cw[None, :, :], out=diff)
+        np.einsum("sck,sck->sc", diff, diff, out=d2)
         np.less_equal(d2, self._bound, out=hit)
         hit &= self._allowed
-        if self._plane_rows is not None and world is not None:
-            # a plane is out of reach of a whole cluster when the cluster centre's signed
-            # distance exceeds the cluster radius (which includes each member's radius + range)
-            p0, p1 = self._plane_rows
-            ps = self._plane_shapes
-            dp = world.normal[ps] @ cw.T
-            dp -= world.offset[ps][:, None]
-            hit[p0:p1] &= dp <= self._cluster_slack
+        if world is not None:
+            self._prune(body_R, body_t, world, sw, cw, hit)
         sp, ci = np.nonzero(hit)
         if sp.size == 0:
             return None
@@ -967,6 +981,46 @@ class ProbeSet:
         if idx.size < keep.size:
             pi, sp, P = pi[idx], sp[idx], P[idx]
         return pi, sp, P
+
+    def _prune(self, body_R, body_t, world, sw, cw, hit):
+        """Drop (shape, cluster) pairs from ``hit`` that no member can see, for any radius:
+
+        - a plane whose signed distance from the cluster centre exceeds the cluster radius
+          (which includes every member's radius + range): every gap > range;
+        - a plane whose normal points along the members' common sensor normal (n_c = plane
+          normal, so n_c . n_s > 0);
+        - a shape lying wholly behind the members' sensor planes (sphere/capsule: its
+          segment; solids: their bounding sphere), farther than a slack: for every member the
+          nearest surface point x lies behind it, n_c = (p - x) / |p - x| and n_c . n_s > 0.
+        """
+        if self._plane_rows is not None:
+            p0, p1 = self._plane_rows
+            ps = self._plane_shapes
+            dp = world.normal[ps] @ cw.T
+            dp -= world.offset[ps][:, None]
+            hit[p0:p1] &= dp <= self._cluster_slack
+        if not self._any_uniform:
+            return
+        nw, front = self._cluster_n, self._front
+        if self._cluster_groups is not None:
+            _transform_grouped(body_R, None, self._cluster_groups, self._cluster_normal, nw)
+        else:
+            _transform(body_R, None, self.cluster_body, self._cluster_normal, nw)
+        np.einsum("ij,ij->i", body_t[self.cluster_body], nw, out=front)
+        front += self._cluster_front  # -inf: members with different normals, never pruned
+        front -= _FACING_SLACK
+        if self._plane_rows is not None:
+            hit[p0:p1] &= world.normal[ps] @ nw.T <= _FACING_SLACK
+        r1 = self._round_rows
+        if r1:
+            rs = self._round_shapes
+            sup = world.a[rs] @ nw.T
+            np.maximum(sup, world.b[rs] @ nw.T, out=sup)
+            hit[:r1] &= sup >= front
+        for a, b in self._solid_rows:
+            sup = sw[a:b] @ nw.T
+            sup += self._s_radius[a:b, None]
+            hit[a:b] &= sup >= front
 
     def _exact(self, world, pi, sp, P):
         """Signed distances ``d (K,)`` and outward normals ``n (K,3)`` of the candidates

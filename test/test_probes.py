@@ -716,7 +716,11 @@ def test_exact_stage_matches_brute_force_all_kinds(layout, kinds_known):
     specs = [probe(f"p{i}", body="/ambf/env/hand", position=rng.uniform(-0.06, 0.06, 3),
                    normal=rng.normal(size=3), radius=rng.uniform(0.002, 0.01), range=0.02)
              for i in range(n)]
-    size = {"padded": 25, "padded_ragged": 7, "unpadded": 25}[layout]  # 16 x 25 / ~6.5 / 25
+    # a patch with one sensor normal (own sense key): clusters the facing prune applies to
+    specs.append(PatchSpec("pad", "/ambf/env/hand", np.array([0, 0, 0.012]), np.array([0.2, 0.1, 1.0]) / 1.0247,
+                           np.array([1.0, 0, -0.2]) / 1.0198, 0.004, 0.003, 800.0, rows=10, cols=10,
+                           range=0.02, include_own_body=True))
+    size = {"padded": 25, "padded_ragged": 7, "unpadded": 25}[layout]  # 20 x 25 / ~6.5 / 25
     if layout == "unpadded":  # 8 sense keys with a single probe each: clusters of 1 beside 25s
         keys = [("a",), ("b",), ("c",), ("floor",), ("a", "b"), ("b", "c"), ("a", "floor"), ()]
         specs += [probe(f"single{j}", body="/ambf/env/hand", position=rng.uniform(-0.03, 0.03, 3),
@@ -731,6 +735,7 @@ def test_exact_stage_matches_brute_force_all_kinds(layout, kinds_known):
                       cluster_size=size)
     assert (ps._members is None) == (layout == "unpadded")
     assert (ps._members is not None and ps._member_ok is not None) == (layout == "padded_ragged")
+    specs = ps.specs
     touched = seen = 0
     touching = set()
     for cycle in range(4):
@@ -803,3 +808,47 @@ def test_plane_broadphase_keeps_probes_exactly_at_range():
     sc.pose("finger", t=[0.25, -0.5, r + rng_ + 2.0**-20])
     res = sc.evaluate(ps)
     assert res.pairs_checked == 0 and res.distance[0] == math.inf
+
+
+def test_facing_prune_capsule_behind_the_pad():
+    """A 4 x 4 pad (normal +z) just above a capsule's top pole: the capsule surface reaches
+    the pad plane but its segment lies behind it, so n_c . n_s > 0 for every probe and the
+    pair is pruned before the exact stage; with the segment end flush with the pad plane (no
+    slack) it is kept and evaluated, and nothing is seen either way (as brute force)."""
+    sc = Scene(["finger", "hand"])
+    sc.add("hand", Capsule([0, 0, -0.1], [0, 0, 0.0], 0.035))
+    patch = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0, 0, 1.0]),
+                      np.array([1.0, 0, 0]), 0.002, 0.002, 1000.0, rows=4, cols=4)
+    ps = sc.probe_set([patch])
+    R = axis_angle_to_matrix([1, 2, 3], 0.8)
+    for lift, pruned in ((0.035, True), (1e-6, True), (0.0, False)):
+        sc.pose("finger", R=R, t=R @ [0, 0, lift])
+        sc.pose("hand", R=R)
+        res = sc.evaluate(ps)
+        assert (res.pairs_checked == 0) == pruned, lift
+        exp = _brute_force(ps, sc.world(), res)
+        assert np.all(exp["distance"] == math.inf) and np.all(res.distance == math.inf)
+        assert not res.in_contact.any() and np.all(res.force == 0)
+    # turned to face the capsule (normal -z): never pruned, the pad touches it
+    ps = sc.probe_set([PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0, 0, -1.0]),
+                                 np.array([1.0, 0, 0]), 0.002, 0.002, 1000.0, rows=4, cols=4)])
+    sc.pose("finger", R=R, t=R @ [0, 0, 0.035])
+    res = sc.evaluate(ps)
+    exp = _brute_force(ps, sc.world(), res)
+    assert res.pairs_checked == 16 and res.in_contact.all()
+    np.testing.assert_allclose(res.depth, exp["depth"], atol=1e-15)
+    np.testing.assert_allclose(res.force, exp["force"], atol=1e-12)
+
+
+def test_facing_prune_planes_and_mixed_normals():
+    """A plane whose normal points along the pad normal is pruned (n_c . n_s > 0) even in
+    reach; a cluster whose members have different sensor normals is never pruned."""
+    sc = _plane_scene()
+    pad_up = PatchSpec("up", "/ambf/env/finger", np.zeros(3), np.array([0, 0, 1.0]),
+                       np.array([1.0, 0, 0]), 0.002, 0.002, 1000.0, rows=2, cols=2)
+    sc.pose("finger", t=[0, 0, 0.001])
+    res = sc.evaluate(sc.probe_set([pad_up]))
+    assert res.pairs_checked == 0 and not res.in_contact.any()
+    mixed = [probe("a", normal=(0, 0, 1)), probe("b", position=(0.001, 0, 0), normal=(0, 0, -1))]
+    res = sc.evaluate(sc.probe_set(mixed))
+    assert res.pairs_checked == 2 and list(res.in_contact) == [False, True]
