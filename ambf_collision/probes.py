@@ -603,6 +603,8 @@ def _split_clusters(points, members, size):
 _PLANE_SLACK = 1e-9
 """Slack (m) of the plane-vs-cluster broadphase test, far above its float rounding."""
 
+_AXES = np.arange(3, dtype=np.intp)
+
 _FACING_SLACK = 1e-9
 """Slack (m, and for unit-vector dots) of the cluster facing tests, far above float rounding."""
 
@@ -726,6 +728,10 @@ class ProbeSet:
         self.patch_names = list(dict.fromkeys(p.patch for p in probes if p.patch is not None))
         pidx = {n: j for j, n in enumerate(self.patch_names)}
         self.patch_index = np.array([pidx.get(p.patch, -1) for p in probes], dtype=np.intp).reshape(N)
+        inp = self.patch_index >= 0
+        self._patch_members = None if inp.all() else np.flatnonzero(inp)  # None: every probe
+        self._patch_q = self.patch_index[inp]
+        self._patch_q3 = (3 * self._patch_q[:, None] + _AXES).reshape(-1)
 
         # Sense mask per (probe, body) -> per (probe, shape); probes with equal (body, mask)
         # share clusters, so each cluster has one allowed-shape row.
@@ -772,7 +778,8 @@ class ProbeSet:
                 front[j] = float(np.min(self.local_position[c] @ nl[0]))
         self._cluster_normal, self._cluster_front = cn, front
         self._any_uniform = bool(np.any(np.isfinite(front)))
-        self._cluster_slack = cr + _PLANE_SLACK  # plane test: centre distance beyond this
+        self._cluster_slack = cr + _PLANE_SLACK  # plane/box tests: centre distance beyond this
+        self._cluster_slack_sq = self._cluster_slack ** 2
         self._reach = reach  # (N,) m, radius + range
         # cluster members padded to one row per cluster (expansion = one gather) unless
         # the padding would waste more than a quarter of the rows
@@ -877,12 +884,16 @@ class ProbeSet:
             r1 = first[CAPSULE + 1]
             self._round_rows = r1 if r1 > 0 else 0
             self._round_shapes = order[:r1]
-            # bounded solids (box, cylinder, cone: before planes; hulls: after)
-            self._solid_rows = [(a, b) for a, b in ((r1, p0), (p1, S)) if b > a]
+            b0, b1 = first[BOX], first[BOX + 1]
+            self._box_rows = (b0, b1) if b1 > b0 else None
+            self._box_shapes = order[b0:b1]
+            # other bounded solids (cylinder, cone: before planes; hulls: after)
+            self._solid_rows = [(a, b) for a, b in ((b1, p0), (p1, S)) if b > a]
         else:
             self._fast_kinds = False
             self._plane_rows = None
             self._round_rows = 0
+            self._box_rows = None
             self._solid_rows = []
         self._kinds = kinds
         self._exact_groups = groups
@@ -985,12 +996,12 @@ class ProbeSet:
     def _prune(self, body_R, body_t, world, sw, cw, hit):
         """Drop (shape, cluster) pairs from ``hit`` that no member can see, for any radius:
 
-        - a plane whose signed distance from the cluster centre exceeds the cluster radius
+        - a plane or box whose distance from the cluster centre exceeds the cluster radius
           (which includes every member's radius + range): every gap > range;
         - a plane whose normal points along the members' common sensor normal (n_c = plane
           normal, so n_c . n_s > 0);
         - a shape lying wholly behind the members' sensor planes (sphere/capsule: its
-          segment; solids: their bounding sphere), farther than a slack: for every member the
+          segment; box: itself; other solids: their bounding sphere), farther than a slack: for every member the
           nearest surface point x lies behind it, n_c = (p - x) / |p - x| and n_c . n_s > 0.
         """
         if self._plane_rows is not None:
@@ -999,6 +1010,16 @@ class ProbeSet:
             dp = world.normal[ps] @ cw.T
             dp -= world.offset[ps][:, None]
             hit[p0:p1] &= dp <= self._cluster_slack
+        if self._box_rows is not None:
+            # box: the cluster centre's distance to the box beyond the cluster radius
+            b0, b1 = self._box_rows
+            bs = self._box_shapes
+            rot, half = world.rot[bs], world.half[bs]
+            q = np.einsum("sji,scj->sci", rot, cw[None, :, :] - world.a[bs][:, None, :])
+            np.abs(q, out=q)
+            q -= half[:, None, :]
+            np.maximum(q, 0.0, out=q)
+            hit[b0:b1] &= np.einsum("sck,sck->sc", q, q) <= self._cluster_slack_sq
         if not self._any_uniform:
             return
         nw, front = self._cluster_n, self._front
@@ -1017,6 +1038,11 @@ class ProbeSet:
             sup = world.a[rs] @ nw.T
             np.maximum(sup, world.b[rs] @ nw.T, out=sup)
             hit[:r1] &= sup >= front
+        if self._box_rows is not None:  # support of a box along n: c . n + sum_i h_i |R^T n|_i
+            sup = np.abs(np.einsum("sji,cj->sci", rot, nw))
+            sup = np.einsum("sci,si->sc", sup, half)
+            sup += world.a[bs] @ nw.T
+            hit[b0:b1] &= sup >= front
         for a, b in self._solid_rows:
             sup = sw[a:b] @ nw.T
             sup += self._s_radius[a:b, None]
@@ -1092,14 +1118,17 @@ class ProbeSet:
             idx, si = idx[o], si[o]
         pi, d, nc, gap, r = pi[idx], d[idx], nc[idx], gap[idx], r[idx]
 
-        # sums over touching shapes
+        # sums over touching shapes (one bincount over probe*3 + axis: per entry the same
+        # additions in the same order as one bincount per axis)
         touch = gap < 0.0
-        if touch.any():
+        any_touch = bool(touch.any())
+        if any_touch:
             pt, rt = pi[touch], r[touch]
             dpen = np.clip(rt - d[touch], 0.0, 2.0 * rt)
             w = self.stiffness[pt] * dpen
-            for ax in range(3):
-                res.force[:, ax] = np.bincount(pt, weights=w * nc[touch, ax], minlength=N)
+            f = w[:, None] * nc[touch]
+            res.force.reshape(-1)[:] = np.bincount((3 * pt[:, None] + _AXES).reshape(-1),
+                                                   weights=f.reshape(-1), minlength=3 * N)
             res.area[:] = np.bincount(pt, weights=np.pi * (2.0 * rt * dpen - dpen * dpen), minlength=N)
 
         # nearest seen shape per probe (= deepest contact when touching; ties: lowest shape)
@@ -1110,6 +1139,8 @@ class ProbeSet:
         sel = order[first]
         p1 = pi[sel]
         res.distance[p1] = gap[sel]
+        if not any_touch:  # force, area, contacts and patch totals stay as reset
+            return res
         hit = gap[sel] < 0.0
         ph, sh = p1[hit], sel[hit]
         res.in_contact[ph] = True
@@ -1126,13 +1157,14 @@ class ProbeSet:
             np.einsum("nji,nj->ni", Rb, res.force, out=res.force_body)
 
         if self.patch_names:
-            inp = self.patch_index >= 0
             Q = len(self.patch_names)
-            q = self.patch_index[inp]
-            for ax in range(3):
-                res.patch_force[:, ax] = np.bincount(q, weights=res.force[inp, ax], minlength=Q)
-            res.patch_area[:] = np.bincount(q, weights=res.area[inp], minlength=Q)
-            res.patch_in_contact[:] = np.bincount(q, weights=res.in_contact[inp], minlength=Q).astype(np.intp)
+            q, q3, inp = self._patch_q, self._patch_q3, self._patch_members
+            force, area, inc = res.force, res.area, res.in_contact
+            if inp is not None:
+                force, area, inc = force[inp], area[inp], inc[inp]
+            res.patch_force.reshape(-1)[:] = np.bincount(q3, weights=force.reshape(-1), minlength=3 * Q)
+            res.patch_area[:] = np.bincount(q, weights=area, minlength=Q)
+            res.patch_in_contact[:] = np.bincount(q, weights=inc, minlength=Q).astype(np.intp)
         return res
 
 
