@@ -852,3 +852,19 @@ def test_facing_prune_planes_and_mixed_normals():
     mixed = [probe("a", normal=(0, 0, 1)), probe("b", position=(0.001, 0, 0), normal=(0, 0, -1))]
     res = sc.evaluate(sc.probe_set(mixed))
     assert res.pairs_checked == 2 and list(res.in_contact) == [False, True]
+
+
+def test_box_broadphase_keeps_probe_exactly_at_range():
+    """A single probe (its own cluster, bound = radius + range) facing a unit box's +x face
+    from exactly radius + range away (dyadic numbers) sees it at distance == range; 2^-20 m
+    farther the box is pruned before the exact stage."""
+    r, rng_ = 2.0**-8, 3 * 2.0**-6
+    sc = Scene(["finger", "block"])
+    sc.add("block", Box([1, 1, 1]))
+    sc.pose("block", t=[0.25, 0.5, -0.125])
+    ps = sc.probe_set([probe(normal=(-1, 0, 0), radius=r, range=rng_)])
+    for extra, seen in ((0.0, True), (2.0**-20, False)):
+        sc.pose("finger", t=[0.25 + 0.5 + r + rng_ + extra, 0.625, 0.0])
+        res = sc.evaluate(ps)
+        assert res.pairs_checked == int(seen)
+        assert res.distance[0] == (rng_ if seen else math.inf)
