@@ -1004,15 +1004,20 @@ class ProbeSet:
           segment; box: itself; other solids: their bounding sphere), farther than a slack: for every member the
           nearest surface point x lies behind it, n_c = (p - x) / |p - x| and n_c . n_s > 0.
         """
-        if self._plane_rows is not None:
-            p0, p1 = self._plane_rows
+        rows = hit.any(axis=1).tolist()  # shapes (sorted rows) still hit by some cluster
+        pr, br = self._plane_rows, self._box_rows
+        planes = pr is not None and True in rows[pr[0]:pr[1]]
+        boxes = br is not None and True in rows[br[0]:br[1]]
+        if planes:
+            p0, p1 = pr
             ps = self._plane_shapes
-            dp = world.normal[ps] @ cw.T
+            pn = world.normal[ps]
+            dp = pn @ cw.T
             dp -= world.offset[ps][:, None]
             hit[p0:p1] &= dp <= self._cluster_slack
-        if self._box_rows is not None:
+        if boxes:
             # box: the cluster centre's distance to the box beyond the cluster radius
-            b0, b1 = self._box_rows
+            b0, b1 = br
             bs = self._box_shapes
             rot, half = world.rot[bs], world.half[bs]
             q = np.einsum("sji,scj->sci", rot, cw[None, :, :] - world.a[bs][:, None, :])
@@ -1022,6 +1027,15 @@ class ProbeSet:
             hit[b0:b1] &= np.einsum("sck,sck->sc", q, q) <= self._cluster_slack_sq
         if not self._any_uniform:
             return
+        if planes or boxes:
+            rows = hit.any(axis=1).tolist()
+            planes = planes and True in rows[p0:p1]
+            boxes = boxes and True in rows[b0:b1]
+        r1 = self._round_rows
+        rounds = r1 and True in rows[:r1]
+        solids = [(a, b) for a, b in self._solid_rows if True in rows[a:b]]
+        if not (planes or boxes or rounds or solids):
+            return
         nw, front = self._cluster_n, self._front
         if self._cluster_groups is not None:
             _transform_grouped(body_R, None, self._cluster_groups, self._cluster_normal, nw)
@@ -1030,20 +1044,19 @@ class ProbeSet:
         np.einsum("ij,ij->i", body_t[self.cluster_body], nw, out=front)
         front += self._cluster_front  # -inf: members with different normals, never pruned
         front -= _FACING_SLACK
-        if self._plane_rows is not None:
-            hit[p0:p1] &= world.normal[ps] @ nw.T <= _FACING_SLACK
-        r1 = self._round_rows
-        if r1:
+        if planes:
+            hit[p0:p1] &= pn @ nw.T <= _FACING_SLACK
+        if rounds:
             rs = self._round_shapes
             sup = world.a[rs] @ nw.T
             np.maximum(sup, world.b[rs] @ nw.T, out=sup)
             hit[:r1] &= sup >= front
-        if self._box_rows is not None:  # support of a box along n: c . n + sum_i h_i |R^T n|_i
+        if boxes:  # support of a box along n: c . n + sum_i h_i |R^T n|_i
             sup = np.abs(np.einsum("sji,cj->sci", rot, nw))
             sup = np.einsum("sci,si->sc", sup, half)
             sup += world.a[bs] @ nw.T
             hit[b0:b1] &= sup >= front
-        for a, b in self._solid_rows:
+        for a, b in solids:
             sup = sw[a:b] @ nw.T
             sup += self._s_radius[a:b, None]
             hit[a:b] &= sup >= front
