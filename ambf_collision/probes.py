@@ -1124,8 +1124,12 @@ class ProbeSet:
         idx = np.flatnonzero(seen)
         if idx.size == 0:
             return res
+        if sp[idx[0]] == sp[idx[-1]]:  # one shape seen (sp is sorted): each probe once
+            self._one_shape(res, body_R, int(self._sorder[sp[idx[0]]]), pi[idx], d[idx], nc[idx],
+                            gap[idx], r[idx])
+            return res
         si = self._sorder[sp[idx]]
-        if self._reordered and idx.size > 1:
+        if self._reordered:
             # back to ascending shape index per probe (the order the sums below add in)
             o = np.argsort(si, kind="stable")
             idx, si = idx[o], si[o]
@@ -1137,7 +1141,7 @@ class ProbeSet:
         any_touch = bool(touch.any())
         if any_touch:
             pt, rt = pi[touch], r[touch]
-            dpen = np.clip(rt - d[touch], 0.0, 2.0 * rt)
+            dpen = np.minimum(np.maximum(rt - d[touch], 0.0), 2.0 * rt)  # clip(., 0, 2r)
             w = self.stiffness[pt] * dpen
             f = w[:, None] * nc[touch]
             res.force.reshape(-1)[:] = np.bincount((3 * pt[:, None] + _AXES).reshape(-1),
@@ -1162,6 +1166,30 @@ class ProbeSet:
         res.touching_shape[ph] = si[sh]
         res.touching_body[ph] = self.shape_body[si[sh]]
 
+        self._finish(res, body_R)
+        return res
+
+    def _one_shape(self, res, body_R, s0, pi, d, nc, gap, r):
+        """Per-probe outputs when all seen pairs are on shape ``s0`` (each probe at most
+        once: no sums, no nearest-per-probe search)."""
+        res.distance[pi] = gap
+        touch = gap < 0.0
+        if not touch.any():
+            return
+        pt, rt = pi[touch], r[touch]
+        dpen = np.minimum(np.maximum(rt - d[touch], 0.0), 2.0 * rt)  # clip(., 0, 2r)
+        nt = nc[touch]
+        res.force[pt] = (self.stiffness[pt] * dpen)[:, None] * nt
+        res.area[pt] = np.pi * (2.0 * rt * dpen - dpen * dpen)
+        res.in_contact[pt] = True
+        res.depth[pt] = np.minimum(-gap[touch], 2.0 * rt)
+        res.contact_normal[pt] = nt
+        res.touching_shape[pt] = s0
+        res.touching_body[pt] = self.shape_body[s0]
+        self._finish(res, body_R)
+
+    def _finish(self, res, body_R):
+        """Body-frame forces and patch totals from the per-probe forces and contacts."""
         # body-frame force: R^T f
         if self._groups is not None:
             _transform_grouped(body_R, None, self._groups, res.force, res.force_body, transpose=True)
@@ -1178,7 +1206,6 @@ class ProbeSet:
             res.patch_force.reshape(-1)[:] = np.bincount(q3, weights=force.reshape(-1), minlength=3 * Q)
             res.patch_area[:] = np.bincount(q, weights=area, minlength=Q)
             res.patch_in_contact[:] = np.bincount(q, weights=inc, minlength=Q).astype(np.intp)
-        return res
 
 
 # ----------------------------------------------------------------------------- reports
