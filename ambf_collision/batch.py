@@ -40,15 +40,18 @@ class WorldShapes:
     sphere, capsule and plane); ``half (N,3)``: box half extents, cylinder/cone
     ``(r, r, height/2)``; ``normal (N,3)``, ``offset (N,)``: plane ``normal . x < offset`` (zero
     for other kinds); ``hull``: list of local vertex arrays (M,3) for CONVEX, else None.
+    ``a``, ``b`` and ``radius`` are views of one flat array ``abr (7N,)`` (a, b raveled, then
+    radius), from which the sphere/capsule pairs gather all their inputs in one call.
     """
 
-    __slots__ = ("kind", "a", "b", "radius", "rot", "half", "normal", "offset", "hull")
+    __slots__ = ("kind", "a", "b", "radius", "rot", "half", "normal", "offset", "hull", "abr")
 
     def __init__(self, n: int):
         self.kind = np.zeros(n, dtype=np.int8)
-        self.a = np.zeros((n, 3))
-        self.b = np.zeros((n, 3))
-        self.radius = np.zeros(n)
+        self.abr = np.zeros(7 * n)
+        self.a = self.abr[:3 * n].reshape(n, 3)
+        self.b = self.abr[3 * n:6 * n].reshape(n, 3)
+        self.radius = self.abr[6 * n:]
         self.rot = np.tile(np.eye(3), (n, 1, 1))
         self.half = np.zeros((n, 3))
         self.normal = np.zeros((n, 3))
@@ -205,13 +208,13 @@ class PairDistance:
         self._cc_i2 = pairs[cc, 1].copy()
         m = cc.size
         self._solver = SegmentPairSolver(m)
-        self._cc_index = np.stack([self._cc_i1, self._cc_i2])            # (2, m)
-        self._cc_index3 = 3 * self._cc_index[None] + np.arange(3)[:, None, None]  # (3, 2, m)
+        self._solver.set_pairs(self._cc_i1, self._cc_i2, n)
         if self._cc_all:
             r = self.result
             self._cc_out = (r.distance, r.point_1.T, r.point_2.T, r.normal.T, r.position.T)
         else:
             self._cc_out = (np.empty(m),) + tuple(np.empty((3, m)) for _ in range(4))
+        self._cc_calls = (self._solver.gather, self._solver.capsules, self._cc_out)
 
         # sphere/capsule - solid, one group per solid kind
         self._cs = []
@@ -266,12 +269,11 @@ class PairDistance:
         return res
 
     def _compute_cc(self, world):
-        solver = self._solver
-        solver.gather(world.a.reshape(-1), world.b.reshape(-1), world.radius, self._cc_index3,
-                      self._cc_index)
-        dist, p1, p2, nrm, pos = self._cc_out
-        solver.capsules(dist, p1, p2, nrm, pos)
+        gather, capsules, out = self._cc_calls
+        gather(_packed(world))
+        capsules(*out)
         if not self._cc_all:
+            dist, p1, p2, nrm, pos = out
             res, idx = self.result, self._cc
             res.distance[idx] = dist
             res.point_1[idx] = p1.T
@@ -347,6 +349,14 @@ class PairDistance:
             res.point_2[k] = p2
             res.normal[k] = nrm
             res.position[k] = 0.5 * (np.asarray(p1) + np.asarray(p2))
+
+
+def _packed(world):
+    """``world.abr`` (a, b raveled, radius), or a fresh copy when its arrays were replaced."""
+    abr = world.abr
+    if world.a.base is abr and world.b.base is abr and world.radius.base is abr:
+        return abr
+    return np.concatenate([np.ravel(world.a), np.ravel(world.b), world.radius])
 
 
 def link_shapes_hull(link_shapes, j):

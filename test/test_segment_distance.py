@@ -182,3 +182,55 @@ def test_segment_closest_points_batch_and_nan_free():
     d, p1, p2, n, pos = capsule_distance(a1, b1, 0.1, a2, b2, 0.0)
     assert np.all(np.isfinite(n)) and np.allclose(np.linalg.norm(n, axis=1), 1.0)
     assert COINCIDENT > 0
+
+
+def _solve(small, a1, b1, r1, a2, b2, r2):
+    from ambf_collision.segment_distance import SegmentPairSolver
+    n = len(a1)
+    solver = SegmentPairSolver(n, small=small)
+    solver.load(a1, b1, r1, a2, b2, r2)
+    out = [np.empty(n)] + [np.empty((n, 3)) for _ in range(4)]
+    bad = solver.capsules(out[0], *(o.T for o in out[1:]))
+    return out, bad
+
+
+def test_small_and_large_layouts_are_bitwise_equal_and_exact():
+    """The small-batch layout (duplicated gathers) does the same float operations as the
+    compact one: identical bits, on random, grid-snapped (ties), parallel, collinear, crossing
+    and zero-length inputs, and both match the exact reference."""
+    rng = np.random.default_rng(13)
+    n = 300
+    a1, b1, a2, b2 = (rng.uniform(-1, 1, (n, 3)) for _ in range(4))
+    b1[:30] = a1[:30]                                   # spheres
+    b2[20:50] = a2[20:50]
+    d = b1[60:120] - a1[60:120]                         # parallel / collinear / anti-parallel
+    a2[60:120] = a1[60:120] + rng.uniform(-1, 1, (60, 1)) * d
+    a2[60:90] += [0, 0.1, 0]
+    b2[60:120] = a2[60:120] + rng.uniform(-1, 1, (60, 1)) * d
+    m = 0.5 * (a1[120:160] + b1[120:160])               # crossing at the midpoints
+    a2[120:160] = m - 0.5 * (b2[120:160] - a2[120:160])
+    b2[120:160] = 2 * m - a2[120:160]
+    a1[160:200], b1[160:200], a2[160:200], b2[160:200] = (
+        np.round(rng.uniform(-2, 2, (4, 40, 3)) * 4) / 4)  # grid points: exact ties
+    a2[200:220], b2[200:220] = a1[200:220], b1[200:220]  # identical capsules
+    r1, r2 = rng.uniform(0, .2, n), rng.uniform(0, .2, n)
+    small, bad_s = _solve(True, a1, b1, r1, a2, b2, r2)
+    large, bad_l = _solve(False, a1, b1, r1, a2, b2, r2)
+    np.testing.assert_array_equal(bad_s, bad_l)
+    assert bad_s.size >= 20                             # the fallback cases were exercised
+    for x, y in zip(small, large):
+        np.testing.assert_array_equal(x, y)
+    assert np.all(np.isfinite(np.concatenate([small[0], *[o.ravel() for o in small[1:]]])))
+    for k in range(0, n, 3):
+        exact = ex.capsule_distance(a1[k], b1[k], r1[k], a2[k], b2[k], r2[k])
+        assert small[0][k] == pytest.approx(exact, abs=TOL)
+
+
+def test_gather_rejects_a_packed_array_of_another_size():
+    from ambf_collision.segment_distance import SegmentPairSolver
+    solver = SegmentPairSolver(2)
+    solver.set_pairs([0, 1], [2, 2], 3)
+    with pytest.raises(ValueError, match="7 values per shape"):
+        solver.gather(np.zeros(7 * 4))
+    with pytest.raises(ValueError, match="out of range"):
+        solver.set_pairs([0, 3], [1, 2], 3)
