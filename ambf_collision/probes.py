@@ -550,11 +550,12 @@ def _transform(R, t, index, v, out):
     return out
 
 
-def _body_groups(index, max_groups: int = 8):
+def _body_groups(index, max_groups: int = 8, min_per_body: int = 64):
     """``[(body, slice or index array)]`` of the entries of ``index`` per body, or None when
-    there are more than ``max_groups`` bodies (then a gather per entry is cheaper)."""
+    there are more than ``max_groups`` bodies with fewer than ``min_per_body`` entries each
+    on average (then a gather per entry is cheaper than a matmul per body)."""
     bodies = np.unique(index)
-    if index.size == 0 or len(bodies) > max_groups:
+    if index.size == 0 or (len(bodies) > max_groups and index.size < min_per_body * len(bodies)):
         return None
     groups = []
     for b in bodies.tolist():
@@ -799,7 +800,9 @@ class ProbeSet:
         self._cluster_n = np.empty((C, 3))
         self._front = np.empty(C)
         self._d2 = np.empty((S, C))
-        self._diff = np.empty((S, C, 3))
+        small = S * C <= 2048
+        self._diff = np.empty((S, C, 3)) if small else None
+        self._d2_tmp = None if small else np.empty((S, C))
         self._hit = np.empty((S, C), dtype=bool)
         self._ws_d = np.empty(0)
         self._ws_n = np.empty((0, 3))
@@ -955,8 +958,17 @@ class ProbeSet:
         else:
             _transform(body_R, body_t, self.cluster_body, self.cluster_center, cw)
         d2, diff, hit = self._d2, self._diff, self._hit
-        np.subtract(sw[:, None, :], cw[None, :, :], out=diff)
-        np.einsum("sck,sck->sc", diff, diff, out=d2)
+        if diff is not None:  # small: one (S, C, 3) difference
+            np.subtract(sw[:, None, :], cw[None, :, :], out=diff)
+            np.einsum("sck,sck->sc", diff, diff, out=d2)
+        else:  # large: by components into contiguous (S, C) buffers
+            tmp = self._d2_tmp
+            np.subtract(sw[:, 0, None], cw[None, :, 0], out=d2)
+            np.multiply(d2, d2, out=d2)
+            for ax in (1, 2):
+                np.subtract(sw[:, ax, None], cw[None, :, ax], out=tmp)
+                np.multiply(tmp, tmp, out=tmp)
+                d2 += tmp
         np.less_equal(d2, self._bound, out=hit)
         hit &= self._allowed
         if world is not None:
@@ -1020,7 +1032,7 @@ class ProbeSet:
             b0, b1 = br
             bs = self._box_shapes
             rot, half = world.rot[bs], world.half[bs]
-            q = np.einsum("sji,scj->sci", rot, cw[None, :, :] - world.a[bs][:, None, :])
+            q = np.matmul(cw[None, :, :] - world.a[bs][:, None, :], rot)  # R^T (c - x), (Sb,C,3)
             np.abs(q, out=q)
             q -= half[:, None, :]
             np.maximum(q, 0.0, out=q)
@@ -1052,7 +1064,7 @@ class ProbeSet:
             np.maximum(sup, world.b[rs] @ nw.T, out=sup)
             hit[:r1] &= sup >= front
         if boxes:  # support of a box along n: c . n + sum_i h_i |R^T n|_i
-            sup = np.abs(np.einsum("sji,cj->sci", rot, nw))
+            sup = np.abs(np.matmul(nw[None, :, :], rot))  # |R^T n|, (Sb,C,3)
             sup = np.einsum("sci,si->sc", sup, half)
             sup += world.a[bs] @ nw.T
             hit[b0:b1] &= sup >= front
