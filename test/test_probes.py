@@ -632,11 +632,11 @@ def test_degenerate_probe_positions_never_nan():
     assert res.depth[3] == pytest.approx(0.003, abs=1e-15)  # the sheet's top faces -z probe
 
 
-@pytest.mark.parametrize("n_bodies", [3, 12])
-def test_probe_frames_per_probe_by_hand_interleaved_bodies(n_bodies):
-    """Probes interleaved over several rotated bodies (per-body matmuls for <= 8 bodies, the
-    per-probe gather beyond): every probe centre is R_b p + t_b, its normal R_b n, and the
-    body-frame force R_b^T f, each computed here probe by probe."""
+@pytest.mark.parametrize("n_bodies, per_body", [(3, 5), (12, 5), (12, 70)])
+def test_probe_frames_per_probe_by_hand_interleaved_bodies(n_bodies, per_body):
+    """Probes interleaved over several rotated bodies (per-body matmuls for <= 8 bodies or
+    >= 64 probes per body, the per-probe gather otherwise): every probe centre is R_b p + t_b,
+    its normal R_b n, and the body-frame force R_b^T f, each computed here probe by probe."""
     rng = np.random.default_rng(n_bodies)
     names = [f"b{k}" for k in range(n_bodies)] + ["floor"]
     sc = Scene(names)
@@ -645,9 +645,9 @@ def test_probe_frames_per_probe_by_hand_interleaved_bodies(n_bodies):
         sc.pose(f"b{k}", axis_angle_to_matrix(rng.normal(size=3), rng.uniform(0, 3)),
                 np.array([0.0, 0.0, 0.001]) + rng.uniform(-0.002, 0.002, 3) * [1, 1, 0])
     specs = [probe(f"p{i}", f"/ambf/env/b{i % n_bodies}", rng.uniform(-0.003, 0.003, 3),
-                   rng.normal(size=3), radius=0.004) for i in range(5 * n_bodies)]
+                   rng.normal(size=3), radius=0.004) for i in range(per_body * n_bodies)]
     ps = sc.probe_set(specs)
-    assert (ps._groups is not None) == (n_bodies <= 8)
+    assert (ps._groups is not None) == (n_bodies <= 8 or per_body >= 64)
     res = sc.evaluate(ps)
     assert res.in_contact.any()  # some probes press into the floor: non-zero forces
     for i, sp in enumerate(specs):
