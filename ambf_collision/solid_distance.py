@@ -530,7 +530,7 @@ def support_point(kind, direction, center, rot, half, hull=None):
 
 
 # ----------------------------------------------------------------------------------------------------
-# fast segment distances: closed form for boxes, vectorised grid refinement for cylinders and cones
+# fast segment distances: closed-form candidates for boxes and cylinders, vectorised grid refinement for cones
 
 #: Samples per item and round of the grid refinement (cylinder, cone): the bracket shrinks by
 #: 2 / (GRID_POINTS - 1) per round. Fixed (not adapted to K) so that an item's result does not
@@ -631,15 +631,20 @@ def _box_segment_t(qa, u, h):
     return np.min(np.where(tie, T, 2.0), axis=1)
 
 
-#: At most this many safeguarded Halley steps on the squared rim distance; each item stops on its
-#: own once converged (20,000 random cases need at most 6, typically 2-3).
+#: Halley steps on the squared rim distance always taken (fixed: an item's result never depends on
+#: its batch); items not converged by then continue alone, up to RIM_STEPS in all.
+RIM_FIXED_STEPS = 2
 RIM_STEPS = 40
 # the three quadratics rho = c0 + c1 t of the cylinder candidates: rho = R, and the inside switch
 # rho - R = |z| - H for z >= 0 and for z < 0 (_CYL_ZSIGN: multiplier of z); the linear knots
 # z = +H, -H, 0 (_CYL_HSIGN: multiplier of H)
 _CYL_ZSIGN = np.array([0.0, 1.0, -1.0])
 _CYL_HSIGN = np.array([1.0, -1.0, 0.0])
-_SWITCH_ZSIGN = np.array([1.0, -1.0])
+# per candidate column of _cylinder_segment_t: sign zs of z for the switch roots (0: not a switch root)
+_CYL_SWITCH = np.array([0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 0.0, 0.0])
+_ENDS = np.array([0.0, 1.0])
+_TIE = 4.0 * np.finfo(float).eps
+_SLIVER = 1e-12
 
 
 def _cylinder_segment_t(qa, u, h):
@@ -650,132 +655,208 @@ def _cylinder_segment_t(qa, u, h):
     approach to the axis t = -(p_xy . u_xy) / |u_xy|^2 (stationary point of the lateral distance,
     the axis crossing); rho = R; z = +-H and z = 0; the inside switch rho - R = |z| - H per sign of z.
     The three quadratics rho^2 = (c0 + c1 t)^2 use the discriminant |c0 u_xy - c1 p_xy|^2 - (p x u)_z^2
-    (exactly 0 for a segment along the axis); the switch roots get one unsquared Newton polish.
+    (exactly 0 for a segment along the axis); a winning switch root gets one unsquared Newton polish.
     Only the rim distance sqrt((rho-R)^2 + (|z|-H)^2) has no closed-form stationary point (a
-    quartic): when the best candidate borders a rim interval, safeguarded Halley steps on its square
-    (convex and smooth there) run for those items only (:func:`_rim_minimiser`).
-    Among equal minima the lowest t wins (flat minima resolve towards a).
+    quartic): when the best candidate borders a rim interval (its neighbouring candidates being the
+    bracket), safeguarded Halley steps on its square (convex and smooth there) run for those items
+    only (:func:`_rim_minimiser`). Among equal minima the lowest t wins (flat minima resolve
+    towards a).
     """
     K = qa.shape[0]
     R = h[:, 0]
     H = h[:, 2]
     px, py, pz = qa[:, 0], qa[:, 1], qa[:, 2]
     ux, uy, uz = u[:, 0], u[:, 1], u[:, 2]
-    A = ux * ux + uy * uy
-    B = px * ux + py * uy
-    X = px * uy - py * ux  # (p x u)_z: |u_xy| times the distance of the line from the axis
+    A = ux * ux
+    A += uy * uy
+    B = px * ux
+    B += py * uy
+    X = px * uy
+    X -= py * ux  # (p x u)_z: |u_xy| times the distance of the line from the axis
     T = np.empty((K, 12))
-    T[:, 0] = 0.0
-    T[:, 1] = 1.0
+    T[:, 0:2] = _ENDS
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        np.divide(-B, A, out=T[:, 2])
+        np.divide(B, A, out=T[:, 2])
+        np.negative(T[:, 2], out=T[:, 2])
         c1 = uz[:, None] * _CYL_ZSIGN  # (K,3)
         c0 = pz[:, None] * _CYL_ZSIGN
         c0 += (R - H)[:, None]
         c0[:, 0] = R
-        vx = c0 * ux[:, None] - c1 * px[:, None]
-        vy = c0 * uy[:, None] - c1 * py[:, None]
-        disc = vx * vx + vy * vy - (X * X)[:, None]  # < 0: no real root (the vertex is a harmless extra)
-        q = np.sqrt(np.maximum(disc, 0.0))
-        np.copysign(q, B[:, None] - c0 * c1, out=q)
-        q += B[:, None] - c0 * c1
+        vx = c0 * ux[:, None]
+        vx -= c1 * px[:, None]
+        vy = c0 * uy[:, None]
+        vy -= c1 * py[:, None]
+        vx *= vx
+        vy *= vy
+        vx += vy
+        vx -= (X * X)[:, None]  # discriminant; < 0: no real root (the vertex is a harmless extra)
+        np.maximum(vx, 0.0, out=vx)
+        q = np.sqrt(vx, out=vx)
+        b = c0 * c1
+        np.subtract(B[:, None], b, out=b)
+        np.copysign(q, b, out=q)
+        q += b
         np.negative(q, out=q)  # roots of a t^2 + 2 b t + c: q / a and c / q (no cancellation)
-        np.divide(q, A[:, None] - c1 * c1, out=T[:, 3:6])
-        np.divide((px * px + py * py)[:, None] - c0 * c0, q, out=T[:, 6:9])
+        c1 *= c1
+        np.subtract(A[:, None], c1, out=c1)
+        np.divide(q, c1, out=T[:, 3:6])
+        c0 *= c0
+        np.subtract((px * px + py * py)[:, None], c0, out=c0)
+        np.divide(c0, q, out=T[:, 6:9])
         np.divide(H[:, None] * _CYL_HSIGN - pz[:, None], uz[:, None], out=T[:, 9:12])
-        _polish_switch_roots(T[:, 3:9].reshape(K, 2, 3)[:, :, 1:], qa, u, R, H)
     np.fmax(T, 0.0, out=T)  # nan (0/0) -> 0
     np.fmin(T, 1.0, out=T)
-    T.sort(axis=1)
-    Q = qa[:, None, :] + T[:, :, None] * u[:, None, :]  # (K,12,3)
+    Q = T[:, :, None] * u[:, None, :]
+    Q += qa[:, None, :]  # (K,12,3), as qa + t u
     f = _cylinder_dist(Q, h[:, None, :])
     rows = np.arange(K)
-    j = np.argmin(f, axis=1)
+    j = f.argmin(axis=1)
     fmin = f[rows, j]
-    # lowest t among the minima (values equal up to rounding: a few ulps of the coordinates)
-    scale = np.max(np.abs(qa), axis=1) + np.max(np.abs(u), axis=1) + np.max(h, axis=1)
-    scale *= 4.0 * np.finfo(float).eps
-    scale += fmin
-    t = T[rows, np.argmax(f <= scale[:, None], axis=1)]
-    # rim intervals beside the best candidate tb: to the next lower and higher candidates (T sorted;
-    # the first minimum j has a strictly lower left neighbour; duplicates of tb are skipped)
     tb = T[rows, j]
+    # lowest t among the minima (values equal up to rounding: a few ulps of the coordinates)
+    s = np.abs(qa)
+    s += np.abs(u)
+    s += h
+    tol = s.max(axis=1)
+    tol *= _TIE
+    tol += fmin
+    jt = np.where(f <= tol[:, None], T, 2.0).argmin(axis=1)
+    t = T[rows, jt]
+    _polish_switch_root(t, _CYL_SWITCH[jt], qa, u, R, H)
+    # rim intervals beside tb: up to the next lower and the next higher candidate (the minimum
+    # lies between them by convexity; f is smooth on each side). Candidates within 1e-12 of tb
+    # (e.g. the two roots at a tangency) are skipped: their f differs from f(tb) by rounding only,
+    # and a rim test on such a sliver would be decided by rounding.
     nb = np.empty((K, 2))
-    nb[:, 0] = T[rows, np.maximum(j - 1, 0)]
-    np.min(np.where(T > tb[:, None], T, 1.0), axis=1, out=nb[:, 1])
+    np.max(np.where(T < (tb - _SLIVER)[:, None], T, 0.0), axis=1, out=nb[:, 0])
+    np.min(np.where(T > (tb + _SLIVER)[:, None], T, 1.0), axis=1, out=nb[:, 1])
     mid = nb + tb[:, None]
     mid *= 0.5
-    Qm = qa[:, None, :] + mid[:, :, None] * u[:, None, :]  # (K,2,3)
+    Qm = mid[:, :, None] * u[:, None, :]
+    Qm += qa[:, None, :]  # (K,2,3)
     rim = np.hypot(Qm[..., 0], Qm[..., 1]) > R[:, None]
     rim &= np.abs(Qm[..., 2]) > H[:, None]
     rim &= nb != tb[:, None]
-    idx = np.flatnonzero(rim[:, 0] | rim[:, 1])
-    if idx.size:
-        rl, rr = rim[idx, 0], rim[idx, 1]
-        sz = np.where(rl, Qm[idx, 0, 2], Qm[idx, 1, 2])  # sign of z on the rim side(s)
-        tn = _rim_minimiser(qa[idx], u[idx], R[idx], np.copysign(H[idx], sz), A[idx], B[idx], X[idx], tb[idx],
-                            np.where(rl, nb[idx, 0], tb[idx]), np.where(rr, nb[idx, 1], tb[idx]))
-        better = _cylinder_dist(qa[idx] + tn[:, None] * u[idx], h[idx]) < fmin[idx]
-        t[idx[better]] = tn[better]
+    need = rim[:, 0] | rim[:, 1]
+    if need.any():
+        sel = slice(None) if need.all() else np.flatnonzero(need)
+        rl, rr = rim[sel, 0], rim[sel, 1]
+        tbs = tb[sel]
+        sH = np.copysign(H[sel], np.where(rl, Qm[sel, 0, 2], Qm[sel, 1, 2]))  # the rim circle's z
+        tn = _rim_minimiser(qa[sel], u[sel], R[sel], sH, A[sel], B[sel], X[sel], tbs.copy(),
+                            np.where(rl, nb[sel, 0], tbs), np.where(rr, nb[sel, 1], tbs))
+        # the rim minimum is interior (strictly convex there): it replaces the candidate when it moved
+        t[sel] = np.where(tn != tbs, tn, t[sel])
     return t
 
 
-def _polish_switch_roots(rt, qa, u, R, H):
-    """One Newton step, in place, on the roots rt (K,2,2) of rho - R = zs z - H (zs = +1, -1 on the
-    last axis) evaluated unsquared, as the SDF computes dr and dz: the squared quadratic leaves a
-    few ulps of t that the kink's slope turns into a few ulps of distance. Steps above 1e-9
-    (spurious or nearly tangent roots) are not taken."""
-    x = qa[:, None, None, 0] + rt * u[:, None, None, 0]
-    y = qa[:, None, None, 1] + rt * u[:, None, None, 1]
+def _polish_switch_root(t, zs, qa, u, R, H):
+    """One Newton step, in place, on t (K,) where zs != 0: a root of rho - R = zs z - H, evaluated
+    unsquared as the SDF computes dr and dz (the squared quadratic leaves a few ulps of t that the
+    kink's slope turns into a few ulps of distance). Steps above 1e-9 are not taken; t stays in [0, 1]."""
+    x = t * u[:, 0]
+    x += qa[:, 0]
+    y = t * u[:, 1]
+    y += qa[:, 1]
+    z = t * u[:, 2]
+    z += qa[:, 2]
     rho = np.hypot(x, y)
-    x *= u[:, None, None, 0]
-    y *= u[:, None, None, 1]
+    x *= u[:, 0]
+    y *= u[:, 1]
     x += y
-    x /= rho
-    x -= _SWITCH_ZSIGN * u[:, None, None, 2]  # d/dt (rho - zs z)
-    y = qa[:, None, None, 2] + rt * u[:, None, None, 2]
-    y *= _SWITCH_ZSIGN
-    rho -= R[:, None, None]
-    rho -= y
-    rho += H[:, None, None]  # (rho - R) - (zs z - H)
-    rho /= x
-    np.subtract(rt, rho, out=rt, where=np.abs(rho) <= 1e-9)  # False for nan
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x /= rho
+        y = zs * u[:, 2]
+        x -= y  # d/dt (rho - zs z)
+        z *= zs
+        rho -= R
+        rho -= z
+        rho += H  # (rho - R) - (zs z - H)
+        rho /= x
+    ok = np.abs(rho) <= 1e-9  # False for nan
+    ok &= zs != 0.0
+    np.subtract(t, rho, out=t, where=ok)
+    np.clip(t, 0.0, 1.0, out=t)
 
 
 def _rim_minimiser(qa, u, R, sH, A, B, X, t, lo, hi):
     """Minimiser in [lo, hi] of g(t) = (rho - R)^2 + (z - sH)^2, the squared distance of qa + t u
     to the rim circle at z = sH (convex and smooth where rho >= R), by safeguarded Halley steps
-    from t. With rho^2 = A t^2 + 2 B t + C: g/2 = P(t)/2 - R rho, g'/2 = |u|^2 t + b - R w / rho,
-    g''/2 = |u|^2 - R X^2 / rho^3, g'''/2 = 3 R X^2 w / rho^5 (w = A t + B). The bracket keeps the
-    sign change of g' and a step leaving it is replaced by bisection. An item stops (keeping its
-    value, whatever the batch) after a step below 1e-6 (cubic convergence: the next would be
-    ~1e-18) or when its bracket is below 1e-15."""
-    px, py, uz = qa[:, 0], qa[:, 1], u[:, 2]
-    ux, uy = u[:, 0], u[:, 1]
-    a2 = A + uz * uz
-    b2 = B + (qa[:, 2] - sH) * uz
-    RX2 = R * X * X
-    active = np.ones(t.shape, dtype=bool)
+    from t (arrays t, lo, hi are overwritten). With w = A t + B = rho rho' and X = (p x u)_z:
+    g'/2 = |u|^2 t + b - R w / rho, g''/2 = |u|^2 - R X^2 / rho^3, g'''/2 = 3 R X^2 w / rho^5.
+    The bracket keeps the sign change of g' and a step leaving it is replaced by bisection.
+    RIM_FIXED_STEPS steps for all items, then each item stops (keeping its value, whatever the
+    batch) after a step below 1e-6 (cubic convergence: the next would be ~1e-18) or when its
+    bracket is below 1e-15."""
+    P2 = qa[:, :2].T
+    U2 = u[:, :2].T
+    uz = u[:, 2]
+    a2 = uz * uz
+    a2 += A
+    b2 = qa[:, 2] - sH
+    b2 *= uz
+    b2 += B
+    RX2 = X * X
+    RX2 *= R
+    XY = np.empty_like(P2)
+    ir, w, c, g1, g2, h3, tn = (np.empty_like(t) for _ in range(7))
+    up = np.empty(t.shape, dtype=bool)
+    ok = np.empty(t.shape, dtype=bool)
+    active = None
     with np.errstate(divide="ignore", invalid="ignore"):
-        for _ in range(RIM_STEPS):
-            rho = np.hypot(px + t * ux, py + t * uy)
-            w = A * t + B
-            ir = 1.0 / rho
-            c = RX2 * ir * ir * ir
-            g1 = a2 * t + b2 - R * w * ir
-            g2 = a2 - c
-            g3 = 3.0 * c * w * ir * ir
-            up = g1 > 0.0
-            hi = np.where(up, t, hi)
-            lo = np.where(up, lo, t)
-            step = 2.0 * g1 * g2 / (2.0 * g2 * g2 - g1 * g3)
-            tn = t - step
-            ok = (tn - lo) * (hi - tn) >= 0.0  # inside the bracket (False for nan)
-            tn = np.where(ok, tn, 0.5 * (lo + hi))
-            np.copyto(t, tn, where=active)
-            active &= ((np.abs(step) > 1e-6) | ~ok) & (hi - lo > 1e-15)
-            if not active.any():
-                break
+        for k in range(RIM_STEPS):
+            np.multiply(U2, t, out=XY)
+            XY += P2
+            np.hypot(XY[0], XY[1], out=ir)
+            np.divide(1.0, ir, out=ir)  # 1 / rho
+            np.minimum(ir, 1e300, out=ir)  # rho = 0 (only if R = 0): the R terms below stay 0
+            np.multiply(A, t, out=w)
+            w += B  # rho rho'
+            np.multiply(RX2, ir, out=c)
+            c *= ir
+            c *= ir  # R X^2 / rho^3
+            np.multiply(a2, t, out=g1)
+            g1 += b2
+            np.multiply(R, w, out=tn)
+            tn *= ir
+            g1 -= tn  # g'/2
+            np.subtract(a2, c, out=g2)  # g''/2
+            np.greater(g1, 0.0, out=up)
+            np.copyto(hi, t, where=up)
+            np.logical_not(up, out=up)
+            np.copyto(lo, t, where=up)
+            # Halley: step = g1 / (g2 - g1 g3 / (2 g2)) with g3 / 2 = 1.5 c w / rho^2 (halved g's)
+            np.multiply(c, w, out=h3)
+            h3 *= ir
+            h3 *= ir
+            h3 *= 1.5
+            h3 *= g1
+            h3 /= g2
+            np.subtract(g2, h3, out=h3)
+            g1 /= h3  # the step
+            np.subtract(t, g1, out=tn)
+            np.greater_equal(tn, lo, out=ok)
+            ok &= tn <= hi  # inside the bracket (False for nan)
+            np.logical_not(ok, out=up)
+            np.add(lo, hi, out=w)
+            w *= 0.5
+            np.copyto(tn, w, where=up)  # bisection
+            if active is None:
+                np.copyto(t, tn)
+            else:
+                np.copyto(t, tn, where=active)
+            if k + 1 >= RIM_FIXED_STEPS:
+                np.abs(g1, out=g1)
+                go = g1 > 1e-6
+                go |= up
+                np.subtract(hi, lo, out=w)
+                go &= w > 1e-15
+                if active is None:
+                    active = go
+                else:
+                    active &= go
+                if not active.any():
+                    break
     return t
 
 
@@ -788,29 +869,6 @@ class _GridBuffers:
         self.w = list(self.Q) + [np.empty((K, M)) for _ in range(n - 3)]
         self.mask = np.empty((K, M), dtype=bool)
         self.mask2 = np.empty((K, M), dtype=bool)
-
-
-def _cylinder_key(X, Y, Z, c, B):
-    """Argmin key of the cylinder SDF at local points (X, Y, Z) (K, M) written into X: the SDF
-    where inside (<= 0), its square where outside (> 0): same order as :func:`_cylinder_dist`."""
-    W = B.w[3]
-    XY, YZ = B.Q[0:2], B.Q[1:3]  # X, Y, Z are the planes of B.Q
-    np.multiply(XY, XY, out=XY)
-    Y += X
-    np.sqrt(Y, out=Y)
-    np.abs(Z, out=Z)
-    YZ -= c  # (dr, dz)
-    np.maximum(Y, Z, out=W)  # inside value max(dr, dz); > 0 exactly when outside
-    np.maximum(YZ, 0.0, out=YZ)
-    np.multiply(YZ, YZ, out=YZ)
-    Y += Z  # outside distance squared
-    np.less_equal(W, 0.0, out=B.mask)
-    np.copyto(Y, W, where=B.mask)
-    return Y
-
-
-def _cylinder_consts(h):
-    return np.stack([h[:, 0:1], h[:, 2:3]])  # (2,K,1): radius, half height
 
 
 def _cone_consts(h):
@@ -867,7 +925,7 @@ def _cone_key(X, Y, Z, c, B):
     return X
 
 
-_GRID_KEY = {CYLINDER: (_cylinder_key, _cylinder_consts, 4), CONE: (_cone_key, _cone_consts, 6)}
+_GRID_KEY = {CONE: (_cone_key, _cone_consts, 6)}
 
 
 def _grid_segment_t(kind, qa, u, h):
@@ -924,9 +982,11 @@ def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=N
     closest to ``a`` among ties), ``nearest`` (K,3) the nearest point on the solid's surface to it and
     ``n`` (K,3) the solid's outward unit normal there (pointing from the solid towards the segment).
 
-    PLANE is closed form; BOX is exact from a finite candidate set (:func:`_box_segment_t`);
-    CYLINDER and CONE use a vectorised grid refinement of the (convex) SDF along the segment to
-    float64 resolution in t; CONVEX uses the bisection of :func:`segment_solid_distance_bisect`.
+    PLANE is closed form; BOX and CYLINDER are exact from finite candidate sets
+    (:func:`_box_segment_t`, :func:`_cylinder_segment_t`: closed-form kinks and stationary points,
+    a few Halley steps where the minimum is on a rim); CONE uses a vectorised grid refinement of
+    the (convex) SDF along the segment to float64 resolution in t; CONVEX uses the bisection of
+    :func:`segment_solid_distance_bisect`.
     """
     _check_kind(kind)
     if kind in (PLANE, CONVEX):

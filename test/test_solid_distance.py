@@ -378,7 +378,7 @@ def test_segment_batch_matches_single():
 
 @pytest.mark.parametrize("kind", [BOX, CYLINDER, CONE])
 def test_fast_segment_equals_bisection_reference(kind):
-    """The closed-form (box) / grid (cylinder, cone) segment distance equals the 56-step bisection
+    """The candidate (box, cylinder) / grid (cone) segment distance equals the 56-step bisection
     reference to a few ulps, separated and penetrating, and never goes below it."""
     from ambf_collision.solid_distance import segment_solid_distance_bisect
     rng = np.random.default_rng(kind)
@@ -399,10 +399,10 @@ def test_fast_segment_equals_bisection_reference(kind):
     assert np.array_equal(on1[:50], a[:50])
 
 
-@pytest.mark.parametrize("kind", [CYLINDER, CONE])
+@pytest.mark.parametrize("kind", [CONE])
 def test_grid_key_orders_like_the_sdf(kind):
     """The grid's argmin key is the SDF inside (<= 0) and its square outside: checked against the
-    plain SDF (_cylinder_dist / _cone_dist) at random points, incl. degenerate sizes (r or h = 0)."""
+    plain SDF (_cone_dist) at random points, incl. degenerate sizes (r or h = 0)."""
     from ambf_collision import solid_distance as sd
     rng = np.random.default_rng(5)
     K, M = 7, 50
@@ -422,3 +422,90 @@ def test_grid_key_orders_like_the_sdf(kind):
     assert inside.any() and (~inside).any()
     np.testing.assert_allclose(key[inside], d[inside], rtol=0, atol=1e-15)
     np.testing.assert_allclose(key[~inside], d[~inside] ** 2, rtol=1e-13, atol=1e-15)
+
+
+# ------------------------------------------------------------------------------------- cylinder candidates
+
+def _cylinder_adversarial(rng, n=60):
+    """Local-frame segments (qa, qb) and half sizes h against an identity-posed cylinder, built on
+    the candidate method's special cases: segments along the axis, horizontal ones (incl. exactly
+    in a cap plane), through the axis, tangent to the lateral surface, through the rim circle,
+    zero-length, and zero radius / zero height cylinders."""
+    rows = []
+    for _ in range(n):
+        R, H = rng.uniform(0.1, 1.0, 2)
+        th = rng.uniform(0, 2 * np.pi)
+        e = np.array([np.cos(th), np.sin(th), 0.0])
+        f = np.array([-np.sin(th), np.cos(th), 0.0])
+        z = np.array([0.0, 0.0, 1.0])
+        r0 = rng.uniform(0, 2) * R
+        zs = rng.uniform(-2, 2) * H
+        L = rng.uniform(0.1, 4)
+        s = rng.uniform(-1, 1)
+        cases = [
+            (r0 * e + zs * z, r0 * e + (zs + L) * z),  # parallel to the axis (inside or outside)
+            (r0 * e + H * z - L * f, r0 * e + H * z + L * f),  # horizontal in the top cap plane
+            (r0 * e + zs * z - L * f, r0 * e + zs * z + L * f),  # horizontal
+            (R * e + zs * z - L * f, R * e + (zs + s) * z + L * f),  # tangent line to the lateral surface
+            (-L * e + zs * z, L * e + (zs + s) * z),  # through the axis
+            (R * e + H * z - L * (e + f + z), R * e + H * z + L * (e - f + 0.5 * z)),  # through the rim
+            (r0 * e + zs * z, r0 * e + zs * z),  # a point
+            (-L * e + (H + 0.1) * z, L * e - (H + 0.2) * z),  # diagonal through the centre
+        ]
+        for a, b in cases:
+            for hh in ((R, R, H), (0.0, 0.0, H), (R, R, 0.0)):
+                rows.append((a, b, hh))
+    a = np.array([r[0] for r in rows])
+    b = np.array([r[1] for r in rows])
+    h = np.array([r[2] for r in rows], dtype=float)
+    return a, b, h
+
+
+def test_cylinder_candidates_special_cases_equal_bisection():
+    """The candidate method equals the 56-step bisection reference on the special cases (a few
+    ulps), under a random pose too, and an item's result does not depend on its batch."""
+    from ambf_collision.solid_distance import segment_solid_distance_bisect
+    rng = np.random.default_rng(21)
+    a, b, h = _cylinder_adversarial(rng)
+    K = len(a)
+    for posed in (False, True):
+        c = rng.normal(size=(K, 3)) if posed else np.zeros((K, 3))
+        R = quat_to_matrix(rng.normal(size=(K, 4))) if posed else np.broadcast_to(np.eye(3), (K, 3, 3)).copy()
+        A = np.einsum("kij,kj->ki", R, a) + c
+        B = np.einsum("kij,kj->ki", R, b) + c
+        d0, _, _, _ = segment_solid_distance_bisect(CYLINDER, A, B, c, R, h, None, None)
+        d1, on1, x1, n1 = segment_solid_distance(CYLINDER, A, B, c, R, h, None, None)
+        scale = 1.0 + np.linalg.norm(A - c, axis=1) + np.linalg.norm(B - A, axis=1)
+        assert np.all(np.abs(d1 - d0) <= 2e-15 * scale)
+        assert np.all(np.isfinite(on1)) and np.all(np.isfinite(x1)) and np.all(np.isfinite(n1))
+        np.testing.assert_allclose(on1, x1 + d1[:, None] * n1, atol=1e-12)
+        u = B - A
+        t = np.einsum("ki,ki->k", on1 - A, u) / np.maximum(np.einsum("ki,ki->k", u, u), 1e-300)
+        assert np.all((t >= 0.0) & (t <= 1.0)) and np.allclose(A + t[:, None] * u, on1, atol=1e-12)
+        for k in rng.choice(K, 25, replace=False):
+            dk, onk, _, _ = segment_solid_distance(CYLINDER, A[k:k + 1], B[k:k + 1], c[k:k + 1], R[k:k + 1],
+                                                   h[k:k + 1], None, None)
+            assert dk[0] == d1[k] and np.array_equal(onk[0], on1[k])
+
+
+def test_cylinder_segment_hand_cases():
+    sc = dict(IDENT, half=np.array([[1.0, 1.0, 3.0]]))
+    # parallel to the axis at rho = 0.5 through the cylinder: depth 0.5 flat for |z| <= 2.5; the first
+    # such point (z = -2.5) is a lateral/cap tie -> cap normal
+    d, on, x, n = _seg(CYLINDER, [0.5, 0, -10.0], [0.5, 0, 10.0], sc)
+    assert d[0] == -0.5 and np.allclose(on[0], [0.5, 0, -2.5], atol=1e-15) and np.array_equal(n[0], [0, 0, -1])
+    # through the centre, slanted in the xz plane: deepest at the axis crossing (lateral, +x fallback)
+    d, on, x, n = _seg(CYLINDER, [-3.0, 0, -1.0], [3.0, 0, 1.0], sc)
+    assert d[0] == -1.0 and np.allclose(on[0], 0.0, atol=1e-15) and np.allclose(n[0], [1, 0, 0])
+    # nearly along the axis: rho = 0.02 (z + 10) in the xz plane; depth max(rho - 1, |z| - 3) is
+    # smallest at the switch z = -2.2 / 1.02 (hand-derived), a kink
+    d, on, x, n = _seg(CYLINDER, [0.0, 0, -10.0], [0.4, 0, 10.0], sc)
+    assert abs(d[0] - (2.2 / 1.02 - 3.0)) < 1e-15 and abs(on[0, 2] + 2.2 / 1.02) < 1e-14
+    # passing the rim: segment x = 2, z = 4 + y / 5 (y in [-5, 5]): squared distance to the top rim
+    # g(y) = (sqrt(4 + y^2) - 1)^2 + (1 + y / 5)^2 has its minimum off every closed-form candidate;
+    # g'(y) = 0 is checked at the returned point and the distance against g there
+    d, on, x, n = _seg(CYLINDER, [2.0, -5.0, 3.0], [2.0, 5.0, 5.0], sc)
+    y = on[0, 1]
+    r = np.hypot(2.0, y)
+    assert abs(d[0] - np.hypot(r - 1.0, 1.0 + y / 5.0)) < 1e-15
+    assert abs((r - 1.0) * y / r + (1.0 + y / 5.0) / 5.0) < 1e-15 and -5.0 < y < 0.0
