@@ -681,8 +681,17 @@ class ProbeSet:
     ``shape_center (S, 3)``, ``shape_radius (S,)``: a bounding sphere of each shape in its
     body's frame (m; ``inf`` for unbounded shapes such as planes), used by the broadphase.
     ``groups_of(body_name)``: collision groups of a body (for ``sense: {groups: ...}``).
-    ``point_distance``: the exact point-to-shape function, default
-    ``ambf_collision.batch.point_signed_distance``.
+    ``point_distance``: the exact point-to-shape function used for every kind when given;
+    by default spheres, capsules, planes and boxes are computed here with the formulas of
+    ``ambf_collision.batch.point_signed_distance`` (which handles cylinders, cones, hulls).
+    ``shape_kind (S,)``: kind codes of the shapes (``from_shapes`` passes them; else taken
+    from the first world shapes evaluated).
+
+    Per cycle: probe centres/normals by one matmul per body; broadphase of probe clusters
+    against shape bounding spheres, then per cluster the exact tests "plane/box farther than
+    the cluster's reach" and "shape wholly behind the members' common sensor plane" (both
+    can only drop pairs no member sees); the exact stage over the remaining pairs, one
+    contiguous slice per shape kind; no exact stage at all when nothing is left.
     """
 
     def __init__(self, specs, body_names, shape_body, shape_center, shape_radius,
