@@ -156,7 +156,9 @@ def _cone_local(q, h):
     out_r = np.where(on_slant, tr, br)
     out_z = np.where(on_slant, tz, -H)
     d_out = np.sqrt(np.where(on_slant, ds2, db2))
-    outside = ((slant > 0.0) | (base > 0.0)) & (d_out > 0.0)
+    # a flat cone (R = 0 or H = 0) has no interior: slant <= 0 and base <= 0 would admit the whole
+    # axis above the base (R = 0) or the whole base plane (H = 0)
+    outside = ((slant > 0.0) | (base > 0.0) | (R == 0.0) | (H == 0.0)) & (d_out > 0.0)
     safe = np.where(outside, d_out, 1.0)
     use_base = base >= slant  # inside: tie -> base
     d_in = np.maximum(slant, base)
@@ -530,14 +532,8 @@ def support_point(kind, direction, center, rot, half, hull=None):
 
 
 # ----------------------------------------------------------------------------------------------------
-# fast segment distances: closed-form candidates for boxes and cylinders, vectorised grid refinement for cones
+# fast segment distances: closed-form candidates for boxes, cylinders and cones
 
-#: Samples per item and round of the grid refinement (cylinder, cone): the bracket shrinks by
-#: 2 / (GRID_POINTS - 1) per round. Fixed (not adapted to K) so that an item's result does not
-#: depend on the batch it is computed in.
-GRID_POINTS = 64
-#: Maximum rounds: (2/63)**11 ~ 3e-17 is below float64 resolution of t in [0, 1].
-GRID_ROUNDS = 11
 # pairs (j, k) of the 6 box face lines s * q_i(t) - h_i (j = 2 i + (s < 0)) whose crossings are the
 # kinks of the inside distance max_j(...)
 _PAIR_J, _PAIR_K = np.triu_indices(6, 1)
@@ -576,7 +572,7 @@ def _cone_dist(q, h):
     t = np.clip(((R - r) * R + (z + H) * 2.0 * H) / np.where(good, L2, 1.0), 0.0, 1.0)
     ds2 = (r - R * (1.0 - t)) ** 2 + (z - H * (2.0 * t - 1.0)) ** 2
     d_out = np.sqrt(np.minimum(ds2, db2))
-    outside = ((slant > 0.0) | (base > 0.0)) & (d_out > 0.0)
+    outside = ((slant > 0.0) | (base > 0.0) | (R == 0.0) | (H == 0.0)) & (d_out > 0.0)  # see _cone_local
     return np.where(outside, d_out, np.maximum(slant, base))
 
 
@@ -644,7 +640,6 @@ _CYL_HSIGN = np.array([1.0, -1.0, 0.0])
 _CYL_SWITCH = np.array([0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 0.0, 0.0])
 _ENDS = np.array([0.0, 1.0])
 _TIE = 4.0 * np.finfo(float).eps
-_SLIVER = 1e-12
 
 
 def _cylinder_segment_t(qa, u, h):
@@ -706,54 +701,89 @@ def _cylinder_segment_t(qa, u, h):
         np.divide(H[:, None] * _CYL_HSIGN - pz[:, None], uz[:, None], out=T[:, 9:12])
     np.fmax(T, 0.0, out=T)  # nan (0/0) -> 0
     np.fmin(T, 1.0, out=T)
+
+    def polish(t, col):
+        zs = _CYL_SWITCH[col]
+        use = zs != 0.0
+        if use.any():
+            _polish_root(t, use, qa, u, R, 1.0, -zs, H)  # (rho - R) - (zs z - H)
+            return True
+        return False
+
+    def rim_test(q, tol):  # rho > R and |z| > H (up to rounding)
+        return (np.hypot(q[..., 0], q[..., 1]) > R[:, None] - tol) & (np.abs(q[..., 2]) > H[:, None] - tol)
+
+    def rim_z(q, v, hs, tb):  # the rim circle at the best candidate's side
+        return np.copysign(hs[:, 2], q[:, 2] + tb * v[:, 2])
+
+    return _candidates_minimum(CYLINDER, T, qa, u, h, A, B, X, polish, rim_test, rim_z)
+
+
+def _candidates_minimum(kind, T, qa, u, h, A, B, X, polish, rim_test, rim_z):
+    """Lowest minimiser t (K,) of the convex cylinder/cone SDF f along qa + t u, given candidate
+    parameters T (K, M) in [0, 1] that contain every kink and every closed-form stationary point.
+
+    f is evaluated at all candidates in one pass (sorted); among values equal up to rounding the
+    lowest t wins; ``polish(t, column)`` refines a winning kink root in place. By convexity the
+    minimum lies between the best candidate's neighbours; where those intervals belong to a rim
+    (distance to a circle at z = ``rim_z``, no closed-form stationary point) the bracket is the
+    run of rim intervals around the best candidate (``rim_test`` on interval midpoints, with a
+    rounding tolerance; zero-width intervals join runs, so near-duplicate candidates such as a
+    tangency's two roots do not cut a rim interval), and :func:`_rim_minimiser` runs for those
+    items only; its result replaces the candidate when f is lower there.
+    """
+    K, M = T.shape
+    r0 = np.arange(K)
+    rows = r0[:, None]
+    order = T.argsort(axis=1)
+    T = T[rows, order]
     Q = T[:, :, None] * u[:, None, :]
-    Q += qa[:, None, :]  # (K,12,3), as qa + t u
-    f = _cylinder_dist(Q, h[:, None, :])
-    rows = np.arange(K)
+    Q += qa[:, None, :]  # (K,M,3), as qa + t u
+    dist = _LOCAL_DIST[kind]
+    f = dist(Q, h[:, None, :])
     j = f.argmin(axis=1)
-    fmin = f[rows, j]
-    tb = T[rows, j]
-    # lowest t among the minima (values equal up to rounding: a few ulps of the coordinates)
+    fmin = f[r0, j]
+    tb = T[r0, j]
     s = np.abs(qa)
     s += np.abs(u)
     s += h
-    tol = s.max(axis=1)
-    tol *= _TIE
+    scale = s.max(axis=1)
+    tol = scale * _TIE
     tol += fmin
-    jt = np.where(f <= tol[:, None], T, 2.0).argmin(axis=1)
-    t = T[rows, jt]
-    _polish_switch_root(t, _CYL_SWITCH[jt], qa, u, R, H)
-    # rim intervals beside tb: up to the next lower and the next higher candidate (the minimum
-    # lies between them by convexity; f is smooth on each side). Candidates within 1e-12 of tb
-    # (e.g. the two roots at a tangency) are skipped: their f differs from f(tb) by rounding only,
-    # and a rim test on such a sliver would be decided by rounding.
-    nb = np.empty((K, 2))
-    np.max(np.where(T < (tb - _SLIVER)[:, None], T, 0.0), axis=1, out=nb[:, 0])
-    np.min(np.where(T > (tb + _SLIVER)[:, None], T, 1.0), axis=1, out=nb[:, 1])
-    mid = nb + tb[:, None]
-    mid *= 0.5
-    Qm = mid[:, :, None] * u[:, None, :]
-    Qm += qa[:, None, :]  # (K,2,3)
-    rim = np.hypot(Qm[..., 0], Qm[..., 1]) > R[:, None]
-    rim &= np.abs(Qm[..., 2]) > H[:, None]
-    rim &= nb != tb[:, None]
-    need = rim[:, 0] | rim[:, 1]
+    jt = (f <= tol[:, None]).argmax(axis=1)  # lowest t among the minima (equal up to rounding)
+    t = T[r0, jt]
+    tp = t.copy()
+    if polish(tp, order[r0, jt]):  # kept where it lowers f (a kink root next to the axis: rho' jumps)
+        np.copyto(t, tp, where=dist(qa + tp[:, None] * u, h) < f[r0, jt])
+    Qm = T[:, 1:] + T[:, :-1]
+    Qm *= 0.5
+    Qm = Qm[:, :, None] * u[:, None, :]
+    Qm += qa[:, None, :]  # interval midpoints (K,M-1,3)
+    scale *= 16.0 * np.finfo(float).eps
+    ok = rim_test(Qm, scale[:, None])
+    ok |= T[:, 1:] == T[:, :-1]
+    idx = np.arange(M - 1)
+    jj = j[:, None]
+    lb = np.where(~ok & (idx < jj), idx, -1).max(axis=1)  # last non-rim interval left of tb
+    rb = np.where(~ok & (idx >= jj), idx, M - 1).min(axis=1)  # first one right of tb
+    lo = T[r0, lb + 1]
+    hi = T[r0, rb]
+    need = (lo < tb) | (hi > tb)
     if need.any():
         sel = slice(None) if need.all() else np.flatnonzero(need)
-        rl, rr = rim[sel, 0], rim[sel, 1]
-        tbs = tb[sel]
-        sH = np.copysign(H[sel], np.where(rl, Qm[sel, 0, 2], Qm[sel, 1, 2]))  # the rim circle's z
-        tn = _rim_minimiser(qa[sel], u[sel], R[sel], sH, A[sel], B[sel], X[sel], tbs.copy(),
-                            np.where(rl, nb[sel, 0], tbs), np.where(rr, nb[sel, 1], tbs))
-        # the rim minimum is interior (strictly convex there): it replaces the candidate when it moved
-        t[sel] = np.where(tn != tbs, tn, t[sel])
+        qs, us, hs, tbs = qa[sel], u[sel], h[sel], tb[sel]
+        tn = _rim_minimiser(qs, us, hs[:, 0], rim_z(qs, us, hs, tbs), A[sel], B[sel], X[sel], tbs.copy(),
+                            lo[sel], hi[sel])
+        better = dist(qs + tn[:, None] * us, hs) < fmin[sel]
+        t[sel] = np.where(better, tn, t[sel])
     return t
 
 
-def _polish_switch_root(t, zs, qa, u, R, H):
-    """One Newton step, in place, on t (K,) where zs != 0: a root of rho - R = zs z - H, evaluated
-    unsquared as the SDF computes dr and dz (the squared quadratic leaves a few ulps of t that the
-    kink's slope turns into a few ulps of distance). Steps above 1e-9 are not taken; t stays in [0, 1]."""
+def _polish_root(t, use, qa, u, R, al, be, ga):
+    """One Newton step, in place, on t (K,) where ``use``: a root of the kink equation
+    phi = al (rho - R) + be z + ga = 0, evaluated unsquared as the SDF computes its pieces (the
+    squared quadratic leaves a few ulps of t that the kink's slope turns into a few ulps of
+    distance). Steps above 1e-9 are not taken; t stays in [0, 1]."""
     x = t * u[:, 0]
     x += qa[:, 0]
     y = t * u[:, 1]
@@ -766,17 +796,125 @@ def _polish_switch_root(t, zs, qa, u, R, H):
     x += y
     with np.errstate(divide="ignore", invalid="ignore"):
         x /= rho
-        y = zs * u[:, 2]
-        x -= y  # d/dt (rho - zs z)
-        z *= zs
+        x *= al
+        y = be * u[:, 2]
+        x += y  # phi'
+        z *= be
         rho -= R
-        rho -= z
-        rho += H  # (rho - R) - (zs z - H)
+        rho *= al
+        rho += z
+        rho += ga  # phi
         rho /= x
     ok = np.abs(rho) <= 1e-9  # False for nan
-    ok &= zs != 0.0
+    ok &= use
     np.subtract(t, rho, out=t, where=ok)
     np.clip(t, 0.0, 1.0, out=t)
+
+
+# per candidate column of _cone_segment_t: the inside switch slant = base roots (polished when they win)
+_CONE_SWITCH = np.zeros(16, dtype=bool)
+_CONE_SWITCH[[10, 15]] = True
+
+
+def _cone_segment_t(qa, u, h):
+    """Parameter t in [0, 1] of the (lowest) minimiser of the cone SDF along q(t) = qa + t u.
+
+    In the (rho, z) half-plane the cone is the triangle (0, -H), (R, -H), (0, H) with slant
+    outward normal (sr, sn). The SDF f(t) is convex; the 16 candidates (K, 16), evaluated in one
+    pass, are: t = 0, 1; the axis approach -(p_xy . u_xy) / |u_xy|^2; the slant's stationary point
+    (rho' = -sn u_z / sr, closed form); the apex's projection on the line; z = -H; and the roots of
+    five equations s rho = e0 + e1 t (quadratics, discriminant as for the cylinder): rho = R, the
+    slant line, the region borders rim/slant and slant/apex (normal rays of the slant at rim and
+    apex), and the inside switch slant = base. Where the minimum lies strictly inside a base-rim
+    interval, safeguarded Halley steps on the squared rim distance (:func:`_rim_minimiser`).
+    Among equal minima the lowest t wins.
+    """
+    K = qa.shape[0]
+    R = h[:, 0]
+    H = h[:, 2]
+    L2 = R * R + 4.0 * H * H
+    good = L2 > 0.0
+    Ls = np.sqrt(np.where(good, L2, 1.0))
+    sr = np.where(good, 2.0 * H / Ls, 1.0)
+    sn = np.where(good, R / Ls, 0.0)
+    px, py, pz = qa[:, 0], qa[:, 1], qa[:, 2]
+    ux, uy, uz = u[:, 0], u[:, 1], u[:, 2]
+    A = ux * ux
+    A += uy * uy
+    B = px * ux
+    B += py * uy
+    X = px * uy
+    X -= py * ux
+    w = pz + H  # height above the base at t = 0
+    T = np.empty((K, 16))
+    T[:, 0:2] = _ENDS
+    S = np.empty((K, 5))
+    E0 = np.empty((K, 5))
+    E1 = np.empty((K, 5))
+    sn1 = 1.0 + sn
+    S[:, 0] = 1.0  # rho = R
+    E0[:, 0] = R
+    E1[:, 0] = 0.0
+    S[:, 1] = sr  # slant = 0: sr rho = R sr - (z + H) sn
+    E0[:, 1] = R * sr - w * sn
+    E1[:, 1] = -uz * sn
+    S[:, 2] = sn  # rim/slant border: sn rho = R sn + (z + H) sr
+    E0[:, 2] = R * sn + w * sr
+    E1[:, 2] = uz * sr
+    S[:, 3] = sn  # slant/apex border: sn rho = (z - H) sr
+    E0[:, 3] = (pz - H) * sr
+    E1[:, 3] = E1[:, 2]
+    S[:, 4] = sr  # inside switch slant = base: sr rho = R sr - (z + H)(1 + sn)
+    E0[:, 4] = R * sr - w * sn1
+    E1[:, 4] = -uz * sn1
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        np.divide(B, A, out=T[:, 2])
+        np.negative(T[:, 2], out=T[:, 2])
+        k = -sn * uz / sr  # slant stationary: rho' = k, rho' = A tau / sqrt(A tau^2 + X^2 / A)
+        T[:, 3] = T[:, 2] + k * np.abs(X) / (A * np.sqrt(A - k * k))  # nan when |k| >= sqrt(A)
+        T[:, 4] = -(B + (pz - H) * uz) / (A + uz * uz)  # the apex (0, 0, H) projected on the line
+        T[:, 5] = -w / uz  # z = -H
+        vx = E0 * ux[:, None]
+        vx -= E1 * px[:, None]
+        vy = E0 * uy[:, None]
+        vy -= E1 * py[:, None]
+        vx *= vx
+        vy *= vy
+        vx += vy
+        S2 = S * S
+        vx -= S2 * (X * X)[:, None]
+        np.maximum(vx, 0.0, out=vx)
+        q = np.sqrt(vx, out=vx)
+        q *= np.abs(S)  # sqrt of the discriminant of a t^2 + 2 b t + c
+        b = E0 * E1
+        np.subtract(S2 * B[:, None], b, out=b)
+        np.copysign(q, b, out=q)
+        q += b
+        np.negative(q, out=q)
+        np.divide(q, S2 * A[:, None] - E1 * E1, out=T[:, 6:11])
+        np.divide(S2 * (px * px + py * py)[:, None] - E0 * E0, q, out=T[:, 11:16])
+    np.fmax(T, 0.0, out=T)  # nan -> 0
+    np.fmin(T, 1.0, out=T)
+
+    def polish(t, col):
+        use = _CONE_SWITCH[col]
+        if use.any():
+            _polish_root(t, use, qa, u, R, sr, sn1, sn1 * H)  # slant - base
+            return True
+        return False
+
+    def rim_test(q, tol):  # (rho - R, z + H) inside the base rim's normal cone (up to rounding)
+        dr = np.hypot(q[..., 0], q[..., 1]) - R[:, None]
+        ok = dr > -tol
+        dr *= sn[:, None]
+        dr -= (q[..., 2] + H[:, None]) * sr[:, None]
+        ok &= dr > -tol
+        return ok
+
+    def rim_z(q, v, hs, tb):
+        return -hs[:, 2]
+
+    return _candidates_minimum(CONE, T, qa, u, h, A, B, X, polish, rim_test, rim_z)
 
 
 def _rim_minimiser(qa, u, R, sH, A, B, X, t, lo, hi):
@@ -860,120 +998,6 @@ def _rim_minimiser(qa, u, R, sH, A, B, X, t, lo, hi):
     return t
 
 
-class _GridBuffers:
-    """Reused (K, M) work arrays of the grid refinement (allocated per call, reused per round)."""
-
-    def __init__(self, K, M, n):
-        self.T = np.empty((K, M))
-        self.Q = np.empty((3, K, M))  # local x, y, z planes of the samples
-        self.w = list(self.Q) + [np.empty((K, M)) for _ in range(n - 3)]
-        self.mask = np.empty((K, M), dtype=bool)
-        self.mask2 = np.empty((K, M), dtype=bool)
-
-
-def _cone_consts(h):
-    R = h[:, 0:1]
-    H = h[:, 2:3]
-    L2 = R * R + 4.0 * H * H
-    good = L2 > 0.0
-    Ls = np.sqrt(np.where(good, L2, 1.0))
-    sr = np.where(good, 2.0 * H / Ls, 1.0)
-    sn = np.where(good, R / Ls, 0.0)
-    return R, H, 2.0 * H, sr, sn, 1.0 / np.where(good, L2, 1.0)
-
-
-def _cone_key(X, Y, Z, c, B):
-    """Argmin key of the cone SDF at local points (X, Y, Z) (K, M) written into X: the SDF where
-    inside (<= 0), its square where outside (> 0): same order as :func:`_cone_dist`."""
-    R, H, H2, sr, sn, iL2 = c
-    S, P, V = B.w[3], B.w[4], B.w[5]
-    XY = B.Q[0:2]
-    np.multiply(XY, XY, out=XY)
-    X += Y
-    np.sqrt(X, out=X)
-    X -= R  # rm = r - R
-    Z += H  # w = z + H (height above the base)
-    np.multiply(X, sr, out=S)
-    np.multiply(Z, sn, out=Y)
-    S += Y  # slant
-    np.negative(Z, out=Y)  # base
-    np.maximum(S, Y, out=S)  # inside value max(slant, base); > 0 exactly when outside a face
-    # squared distance to the base disc: max(rm, 0)^2 + w^2
-    np.maximum(X, 0.0, out=P)
-    np.multiply(P, P, out=P)
-    np.multiply(Z, Z, out=Y)
-    P += Y
-    # squared distance to the slant segment: t = clip((w 2H - rm R) / L2, 0, 1)
-    np.multiply(Z, H2, out=V)
-    np.multiply(X, R, out=Y)
-    V -= Y
-    V *= iL2
-    np.clip(V, 0.0, 1.0, out=V)
-    np.multiply(V, R, out=Y)
-    X += Y  # r - R (1 - t)
-    np.multiply(V, H2, out=Y)
-    np.subtract(Z, Y, out=Z)  # z - H (2 t - 1)
-    np.multiply(X, X, out=X)
-    np.multiply(Z, Z, out=Z)
-    X += Z
-    np.minimum(X, P, out=X)  # outside distance squared
-    np.greater(S, 0.0, out=B.mask)
-    np.greater(X, 0.0, out=B.mask2)
-    B.mask &= B.mask2
-    np.logical_not(B.mask, out=B.mask)
-    np.copyto(X, S, where=B.mask)
-    return X
-
-
-_GRID_KEY = {CONE: (_cone_key, _cone_consts, 6)}
-
-
-def _grid_segment_t(kind, qa, u, h):
-    """Lowest minimiser t in [0, 1] of a convex SDF along qa + t u by vectorised grid refinement.
-
-    Each round samples GRID_POINTS evenly spaced t per item in one batch, takes the first argmin
-    j of a key with the SDF's order (the SDF inside, its square outside: no second square root)
-    and re-brackets to [t_{j-1}, t_{j+1}] (valid by convexity; exact ties keep the lowest t).
-    Items whose bracket is below float64 resolution are frozen at their best sample, so an item's
-    result does not depend on the batch. All work arrays are allocated once per call.
-    """
-    key, consts, nbuf = _GRID_KEY[kind]
-    c = consts(h)
-    K = qa.shape[0]
-    M = GRID_POINTS
-    g = np.linspace(0.0, 1.0, M)
-    idx = np.arange(M)
-    # per argmin index j: the sample, and the bracket ends t_{j-1}, t_{j+1} (clipped), as offsets
-    G = np.stack([g, g[np.maximum(idx - 1, 0)], g[np.minimum(idx + 1, M - 1)]], axis=1)  # (M,3)
-    B = _GridBuffers(K, M, nbuf)
-    T = B.T
-    X, Y, Z = B.w[0], B.w[1], B.w[2]
-    Q = B.Q
-    q3 = qa.T[:, :, None].copy()  # (3,K,1)
-    u3 = u.T[:, :, None].copy()
-    V = np.zeros((K, 3))  # best sample, bracket lo, bracket hi
-    best, lo, hi = V[:, 0:1], V[:, 1:2], V[:, 2:3]
-    width = np.ones((K, 1))
-    Gj = np.empty((K, 3))
-    done = np.empty((K, 1), dtype=bool)
-    for _ in range(GRID_ROUNDS):
-        np.multiply(width, g, out=T)
-        T += lo
-        np.multiply(T, u3, out=Q)  # same operations per coordinate as qa + T u
-        Q += q3
-        j = np.argmin(key(X, Y, Z, c, B), axis=1)
-        np.take(G, j, axis=0, out=Gj)
-        Gj *= width
-        np.add(Gj, lo, out=V)  # best == T[j] (same operations), new lo and hi
-        np.subtract(hi, lo, out=width)
-        np.less_equal(width, 2e-16, out=done)  # converged: frozen at the best sample
-        np.copyto(lo, best, where=done)
-        np.copyto(width, 0.0, where=done)
-        if done.all():
-            break
-    return best[:, 0]
-
-
 def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=None):
     """K segments a-b (K,3) against K solids of one ``kind``.
 
@@ -982,11 +1006,10 @@ def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=N
     closest to ``a`` among ties), ``nearest`` (K,3) the nearest point on the solid's surface to it and
     ``n`` (K,3) the solid's outward unit normal there (pointing from the solid towards the segment).
 
-    PLANE is closed form; BOX and CYLINDER are exact from finite candidate sets
-    (:func:`_box_segment_t`, :func:`_cylinder_segment_t`: closed-form kinks and stationary points,
-    a few Halley steps where the minimum is on a rim); CONE uses a vectorised grid refinement of
-    the (convex) SDF along the segment to float64 resolution in t; CONVEX uses the bisection of
-    :func:`segment_solid_distance_bisect`.
+    PLANE is closed form; BOX, CYLINDER and CONE are exact from finite candidate sets
+    (:func:`_box_segment_t`, :func:`_cylinder_segment_t`, :func:`_cone_segment_t`: closed-form
+    kinks and stationary points, a few Halley steps where the minimum is on a rim circle); CONVEX
+    uses the bisection of :func:`segment_solid_distance_bisect`.
     """
     _check_kind(kind)
     if kind in (PLANE, CONVEX):
@@ -1001,7 +1024,7 @@ def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=N
     elif kind == CYLINDER:
         t = _cylinder_segment_t(qa, u, half)
     else:
-        t = _grid_segment_t(kind, qa, u, half)
+        t = _cone_segment_t(qa, u, half)
     d, x, n = _LOCAL_SDF[kind](qa + t[:, None] * u, half)
     return (
         d,
