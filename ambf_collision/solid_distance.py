@@ -104,7 +104,11 @@ def _unit2(x, y):
 
 def _lift(r, z, ex, ey):
     """(radial, axial) coordinates in the meridian half-plane -> local 3-D points (N,3)."""
-    return np.stack([r * ex, r * ey, z], axis=1)
+    p = np.empty((r.shape[0], 3))
+    np.multiply(r, ex, out=p[:, 0])
+    np.multiply(r, ey, out=p[:, 1])
+    p[:, 2] = z
+    return p
 
 
 def _cylinder_local(q, h):
@@ -120,13 +124,18 @@ def _cylinder_local(q, h):
     ez = np.maximum(dz, 0.0)
     d_out = np.hypot(er, ez)
     outside = d_out > 0.0
-    safe = np.where(outside, d_out, 1.0)
     lateral = dr > dz  # inside: nearer to the lateral surface than to a cap (tie -> cap)
     d = np.where(outside, d_out, np.maximum(dr, dz))
-    near_r = np.where(outside, np.minimum(r, R), np.where(lateral, R, r))
-    near_z = np.where(outside, np.clip(z, -H, H), np.where(lateral, z, sz * H))
-    n_r = np.where(outside, er / safe, np.where(lateral, 1.0, 0.0))
-    n_z = np.where(outside, sz * ez / safe, np.where(lateral, 0.0, sz))
+    # nearest point: radius R where outside beyond the lateral surface or inside nearer to it (else
+    # r); height sz H where outside beyond a cap or inside nearer to it (else z)
+    to_r = np.where(outside, dr > 0.0, lateral)
+    to_z = np.where(outside, dz > 0.0, ~lateral)
+    near_r = np.where(to_r, R, r)
+    near_z = np.where(to_z, sz * H, z)
+    np.copyto(d_out, 1.0, where=~outside)
+    n_r = np.where(outside, er / d_out, lateral)
+    n_z = np.where(outside, ez / d_out, ~lateral)
+    n_z *= sz
     return d, _lift(near_r, near_z, ex, ey), _lift(n_r, n_z, ex, ey)
 
 
@@ -768,12 +777,28 @@ def _candidates_minimum(kind, T, qa, u, h, A, B, X, polish, rim_test, rim_z):
     rb = np.where(~ok & (idx >= jj), idx, M - 1).min(axis=1)  # first one right of tb
     lo = T[r0, lb + 1]
     hi = T[r0, rb]
-    need = (lo < tb) | (hi > tb)
+    # g'/2 at tb (see _rim_minimiser): a bracket end with g' pointing out of it is the minimum
+    sH = rim_z(qa, u, h, tb)
+    uz = u[:, 2]
+    x = tb * u[:, 0]
+    x += qa[:, 0]
+    y = tb * u[:, 1]
+    y += qa[:, 1]
+    w = A * tb
+    w += B
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w *= h[:, 0] / np.hypot(x, y)  # R rho' (nan on the axis: kept below)
+    g1 = uz * uz
+    g1 += A
+    g1 *= tb
+    g1 += B
+    g1 += (qa[:, 2] - sH) * uz
+    g1 -= w
+    need = ~(((lo == tb) | (g1 <= 0.0)) & ((hi == tb) | (g1 >= 0.0)))  # nan: needed
     if need.any():
         sel = slice(None) if need.all() else np.flatnonzero(need)
         qs, us, hs, tbs = qa[sel], u[sel], h[sel], tb[sel]
-        tn = _rim_minimiser(qs, us, hs[:, 0], rim_z(qs, us, hs, tbs), A[sel], B[sel], X[sel], tbs.copy(),
-                            lo[sel], hi[sel])
+        tn = _rim_minimiser(qs, us, hs[:, 0], sH[sel], A[sel], B[sel], X[sel], tbs.copy(), lo[sel], hi[sel])
         better = dist(qs + tn[:, None] * us, hs) < fmin[sel]
         t[sel] = np.where(better, tn, t[sel])
     return t
