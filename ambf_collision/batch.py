@@ -167,14 +167,17 @@ class LinkShapes:
 
 class PairResult:
     """Per-pair arrays (reused buffers): ``distance (P,)`` signed (m), ``point_1``,
-    ``point_2``, ``normal`` (unit, shape 1 -> shape 2), ``position`` (midpoint), all (P,3)."""
+    ``point_2``, ``normal`` (unit, shape 1 -> shape 2), ``position`` (midpoint), all (P,3).
+    ``point_1`` and ``point_2`` are the two halves of ``points (2P,3)`` (one scatter fills
+    either witness of any pair)."""
 
-    __slots__ = ("distance", "point_1", "point_2", "normal", "position")
+    __slots__ = ("distance", "points", "point_1", "point_2", "normal", "position")
 
     def __init__(self, n: int):
         self.distance = np.zeros(n)
-        self.point_1 = np.zeros((n, 3))
-        self.point_2 = np.zeros((n, 3))
+        self.points = np.zeros((2 * n, 3))
+        self.point_1 = self.points[:n]
+        self.point_2 = self.points[n:]
         self.normal = np.zeros((n, 3))
         self.position = np.zeros((n, 3))
 
@@ -216,24 +219,23 @@ class PairDistance:
             self._cc_out = (np.empty(m),) + tuple(np.empty((3, m)) for _ in range(4))
         self._cc_calls = (self._solver.gather, self._solver.capsules, self._cc_out)
 
-        # sphere/capsule - solid, one group per solid kind
-        self._cs = []
+        # sphere/capsule - solid, one group per solid kind; all groups write into one staging
+        # area that is scattered into the result once per cycle
+        groups = []
         mixed = round1 ^ round2
         for kind in SOLID_KINDS:
             sel = np.flatnonzero(mixed & ((k1 == kind) | (k2 == kind)))
             if not sel.size:
                 continue
-            solid_first = ~round1[sel]
-            cap = np.where(solid_first, pairs[sel, 1], pairs[sel, 0])
-            sol = np.where(solid_first, pairs[sel, 0], pairs[sel, 1])
             hull = None
             if kind == CONVEX:
                 sd = _solid_module()
+                sol = np.where(round1[sel], pairs[sel, 1], pairs[sel, 0])
                 hull = [link_shapes_hull(link_shapes, j) for j in sol]
                 if hasattr(sd, "compile_hulls"):
                     hull = sd.compile_hulls(hull)
-            self._cs.append((kind, sel, cap, sol, solid_first[:, None], hull))
-
+            groups.append((kind, sel, hull))
+        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n)
         # solid - solid through coal, one call per pair; pairs with a plane are closed form
         self._ss = np.flatnonzero(~round1 & ~round2)
         with_plane = (k1[self._ss] == PLANE) | (k2[self._ss] == PLANE)
@@ -262,8 +264,8 @@ class PairDistance:
         res = self.result
         if self._cc.size:
             self._compute_cc(world)
-        for group in self._cs:
-            self._compute_cs(world, *group)
+        if self._cs.size:
+            self._cs.compute(world, res)
         if self._ss.size:
             self._compute_ss(world)
         return res
@@ -280,49 +282,6 @@ class PairDistance:
             res.point_2[idx] = p2.T
             res.normal[idx] = nrm.T
             res.position[idx] = pos.T
-
-    def _compute_cs(self, world, kind, sel, cap, sol, solid_first, hull):
-        sd = _solid_module()
-        r = world.radius[cap]
-        d, on_seg, nearest, n = sd.segment_solid_distance(
-            kind, world.a[cap], world.b[cap], world.a[sol], world.rot[sol], world.half[sol],
-            world.normal[sol], world.offset[sol], hull)
-        on_cap = on_seg - r[:, None] * n
-        res = self.result
-        res.distance[sel] = d - r
-        p1 = np.where(solid_first, nearest, on_cap)
-        p2 = np.where(solid_first, on_cap, nearest)
-        res.point_1[sel] = p1
-        res.point_2[sel] = p2
-        res.normal[sel] = np.where(solid_first, n, -n)
-        res.position[sel] = 0.5 * (p1 + p2)
-        # a capsule whose core segment enters the solid: coal's minimum translation (not the
-        # deepest point of the segment). Boxes exactly by SAT; other solids through coal (EPA).
-        # (For a half-space the deepest end already is the minimum translation.)
-        if kind == PLANE:
-            return
-        pen = np.flatnonzero((d < 0.0) & np.any(world.a[cap] != world.b[cap], axis=1))
-        if pen.size:
-            self._penetrating_capsules(world, kind, sel[pen], cap[pen], sol[pen], solid_first[pen, 0])
-
-    def _penetrating_capsules(self, world, kind, sel, cap, sol, solid_first):
-        res = self.result
-        if kind == BOX:
-            d, pc, pb, n = _solid_module().capsule_box_penetration(
-                world.a[cap], world.b[cap], world.radius[cap], world.a[sol], world.rot[sol],
-                world.half[sol])
-        else:  # rare: only capsules whose axis is inside a cylinder / cone / hull / half-space
-            from ambf_collision.coal_bridge import solid_pair_distance
-            m = len(sel)
-            d, pc, pb, n = np.empty(m), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3))
-            for k in range(m):
-                d[k], pc[k], pb[k], n[k] = solid_pair_distance(shape_at(world, cap[k]), shape_at(world, sol[k]))
-        f = solid_first[:, None]
-        res.distance[sel] = d
-        res.point_1[sel] = np.where(f, pb, pc)
-        res.point_2[sel] = np.where(f, pc, pb)
-        res.normal[sel] = np.where(f, -n, n)
-        res.position[sel] = 0.5 * (pc + pb)
 
     def _compute_ss(self, world):
         res = self.result
@@ -349,6 +308,155 @@ class PairDistance:
             res.point_2[k] = p2
             res.normal[k] = nrm
             res.position[k] = 0.5 * (np.asarray(p1) + np.asarray(p2))
+
+
+class _CapsuleSolidGroups:
+    """Sphere/capsule - solid pairs, one group per solid kind, compiled once.
+
+    At construction, per group: flat indices of the capsule ends, radius and solid centre in
+    ``WorldShapes.abr`` (one ``take``), the solid indices for rotations and half extents (plane:
+    normal and offset), reused input buffers, and a sign (+1 where the solid is shape 1) that
+    turns the solid's outward normal into the pair normal (shape 1 -> shape 2). All groups write
+    their outputs into slices of one staging area; per cycle it is scattered into the result
+    with one assignment per result array (witness points: one into ``PairResult.points``).
+    """
+
+    def __init__(self, groups, pairs, round1, n_shapes: int):
+        self.n_shapes = n_shapes
+        P = len(pairs)
+        T = self.size = sum(len(sel) for _, sel, _ in groups)
+        self.dist = np.empty(T)                 # staging: distance, rows of all groups
+        self.pts = np.empty((2 * T, 3))         # rows [0, T): solid witness, [T, 2T): capsule witness
+        self.nrm = np.empty((T, 3))
+        self.pos = np.empty((T, 3))
+        sels, near_dst, cap_dst = [], [], []
+        self.groups = []
+        off = 0
+        for kind, sel, hull in groups:
+            K = len(sel)
+            solid_first = ~round1[sel]
+            cap = np.where(solid_first, pairs[sel, 1], pairs[sel, 0])
+            sol = np.where(solid_first, pairs[sel, 0], pairs[sel, 1])
+            xyz = np.arange(3)
+            fidx = np.concatenate([(3 * cap[:, None] + xyz).ravel(),
+                                   (3 * n_shapes + 3 * cap[:, None] + xyz).ravel(),
+                                   6 * n_shapes + cap,
+                                   (3 * sol[:, None] + xyz).ravel()])
+            g = _SolidGroup()
+            g.kind, g.sel, g.cap, g.sol, g.hull, g.fidx = kind, sel, cap, sol, hull, fidx
+            g.buf = np.empty(10 * K)
+            g.a = g.buf[:3 * K].reshape(K, 3)
+            g.b = g.buf[3 * K:6 * K].reshape(K, 3)
+            g.r = g.buf[6 * K:7 * K]
+            g.r2 = g.r.reshape(K, 1)
+            g.center = g.buf[7 * K:].reshape(K, 3)
+            g.rot = np.tile(np.eye(3), (K, 1, 1))
+            g.half = np.zeros((K, 3))
+            g.normal = np.zeros((K, 3))       # zero for non-plane solids (WorldShapes contract)
+            g.offset = np.zeros(K)
+            g.sign = np.where(solid_first, 1.0, -1.0)[:, None]
+            g.neg_sign = -g.sign
+            g.neg = np.empty(K, dtype=bool)
+            if kind == PLANE:
+                g.da = np.empty(K)
+                g.da2 = g.da.reshape(K, 1)
+                g.db = np.empty(K)
+                g.use_b = np.empty(K, dtype=bool)
+                g.use_b2 = g.use_b.reshape(K, 1)
+                g.on = np.empty((K, 3))
+            g.s_dist = self.dist[off:off + K]
+            g.s_near = self.pts[off:off + K]
+            g.s_cap = self.pts[T + off:T + off + K]
+            g.s_nrm = self.nrm[off:off + K]
+            g.s_pos = self.pos[off:off + K]
+            g.near_dst = np.where(solid_first, sel, sel + P)   # row in PairResult.points
+            g.cap_dst = np.where(solid_first, sel + P, sel)
+            sels.append(sel)
+            near_dst.append(g.near_dst)
+            cap_dst.append(g.cap_dst)
+            self.groups.append(g)
+            off += K
+        self.sel = np.concatenate(sels) if sels else np.zeros(0, np.intp)
+        self.pt_dst = np.concatenate(near_dst + cap_dst) if sels else np.zeros(0, np.intp)
+        self._sd = None
+
+    def compute(self, world: WorldShapes, res: PairResult):
+        """All sphere/capsule - solid pairs of ``world`` into ``res``."""
+        sd = self._sd
+        if sd is None:
+            sd = self._sd = _solid_module()
+        abr = _packed(world)
+        if abr.size != 7 * self.n_shapes:
+            raise ValueError(f"PairDistance.compute: world has {abr.size // 7} shapes, "
+                             f"compiled for {self.n_shapes}")
+        penetrating = []
+        for g in self.groups:
+            abr.take(g.fidx, None, g.buf, "clip")  # indices checked at construction
+            if g.kind == PLANE:
+                d, on_seg, nearest, n = self._plane(world, g)
+            else:
+                world.rot.take(g.sol, 0, g.rot, "clip")
+                world.half.take(g.sol, 0, g.half, "clip")
+                d, on_seg, nearest, n = sd.segment_solid_distance(
+                    g.kind, g.a, g.b, g.center, g.rot, g.half, g.normal, g.offset, g.hull)
+                np.copyto(g.s_near, nearest)
+                # a capsule whose core segment enters the solid: coal's minimum translation (for
+                # a half-space the deepest end already is the minimum translation)
+                if np.less(d, 0.0, out=g.neg).any():
+                    penetrating.append(g)
+            np.subtract(d, g.r, out=g.s_dist)
+            np.multiply(g.r2, n, out=g.s_cap)
+            np.subtract(on_seg, g.s_cap, out=g.s_cap)
+            np.multiply(n, g.sign, out=g.s_nrm)
+            np.add(g.s_near, g.s_cap, out=g.s_pos)
+            g.s_pos *= 0.5
+        res.distance[self.sel] = self.dist
+        res.points[self.pt_dst] = self.pts
+        res.normal[self.sel] = self.nrm
+        res.position[self.sel] = self.pos
+        for g in penetrating:
+            pen = np.flatnonzero(g.neg & np.any(g.a != g.b, axis=1))
+            if pen.size:
+                self._penetrating_capsules(world, g, pen, res)
+
+    @staticmethod
+    def _plane(world, g):
+        """Segment against half-space ``normal . x < offset``, closed form (the deepest end; ``a``
+        on ties); the solid's witness is written straight into the staging rows."""
+        world.normal.take(g.sol, 0, g.normal, "clip")
+        world.offset.take(g.sol, 0, g.offset, "clip")
+        d = np.einsum("ij,ij->i", g.normal, g.a, out=g.da)
+        d -= g.offset
+        db = np.einsum("ij,ij->i", g.normal, g.b, out=g.db)
+        db -= g.offset
+        np.less(db, d, out=g.use_b)
+        np.copyto(d, db, where=g.use_b)
+        np.copyto(g.on, g.a)
+        np.copyto(g.on, g.b, where=g.use_b2)
+        np.multiply(g.da2, g.normal, out=g.s_near)
+        np.subtract(g.on, g.s_near, out=g.s_near)
+        return d, g.on, g.s_near, g.normal
+
+    def _penetrating_capsules(self, world, g, pen, res):
+        sel = g.sel[pen]
+        if g.kind == BOX:
+            d, pc, pb, n = _solid_module().capsule_box_penetration(
+                g.a[pen], g.b[pen], g.r[pen], g.center[pen], g.rot[pen], g.half[pen])
+        else:  # rare: only capsules whose axis is inside a cylinder / cone / hull
+            from ambf_collision.coal_bridge import solid_pair_distance
+            m = len(sel)
+            d, pc, pb, n = np.empty(m), np.empty((m, 3)), np.empty((m, 3)), np.empty((m, 3))
+            for k, (i, j) in enumerate(zip(g.cap[pen].tolist(), g.sol[pen].tolist())):
+                d[k], pc[k], pb[k], n[k] = solid_pair_distance(shape_at(world, i), shape_at(world, j))
+        res.distance[sel] = d
+        res.points[g.near_dst[pen]] = pb
+        res.points[g.cap_dst[pen]] = pc
+        res.normal[sel] = n * g.neg_sign[pen]
+        res.position[sel] = 0.5 * (pc + pb)
+
+
+class _SolidGroup:
+    """Precomputed indices and reused buffers of one sphere/capsule - solid group."""
 
 
 def _packed(world):

@@ -113,3 +113,48 @@ def test_solid_pairs_reuse_coal_geometry_across_cycles():
             np.testing.assert_allclose(res.point_2[k], p2, atol=1e-8)
             np.testing.assert_allclose(res.normal[k], n, atol=1e-7)
             np.testing.assert_allclose(res.position[k], 0.5 * (p1 + p2), atol=1e-8)
+
+
+def test_capsule_solid_groups_recomputed_each_cycle_both_orders():
+    """Sphere/capsule - solid pairs of every solid kind, the solid as shape 1 and as shape 2,
+    some capsules through a solid (penetration path): every cycle with new poses equals fresh
+    single-pair ``distance()`` on the posed shapes (no stale gather, staging or sign)."""
+    from ambf_collision.shapes import Cone, ConvexHull
+    solids = [Box([.2, .1, .3], [0.1, 0, 0], [0, 0, .6, .8]), Cylinder(.1, .3, [0, .2, 0]),
+              Cone(.15, .2, [0, 0, .1]), ConvexHull([[0, 0, 0], [.2, 0, 0], [0, .2, 0], [0, 0, .2]]),
+              Plane([0, 0, 1], -0.05)]
+    rounds = [Sphere([0.3, 0.1, 0.0], 0.05), Capsule([-.3, 0, 0], [.3, 0, 0], 0.02),  # through the box
+              Capsule([0.1, 0.2, -.5], [0.1, 0.2, .5], 0.03), Sphere([0, 0, 0], 0.0),
+              Capsule([0.5, 0.5, 0.5], [0.6, 0.4, 0.3], 0.04)]
+    shapes = solids + rounds
+    S, Q = len(solids), len(rounds)
+    fi = [0, 1, 1, 0, 2] + [0, 3, 0, 2, 3]
+    ls = LinkShapes(shapes, fi)
+    pairs = []
+    for i in range(S):
+        for j in range(S, S + Q):
+            pairs.append((i, j) if (i + j) % 2 else (j, i))
+            if i + j < 9:
+                pairs.append((j, i) if (i + j) % 2 else (i, j))
+    pairs = np.array(pairs)
+    pd = PairDistance(ls, pairs)
+    np.testing.assert_array_equal(pd.result.points[:len(pairs)], pd.result.point_1)
+    rng = np.random.default_rng(21)
+    penetrating = 0
+    for cycle in range(4):
+        if cycle == 0:
+            R, t = np.tile(np.eye(3), (4, 1, 1)), np.zeros((4, 3))
+        else:
+            R = quat_to_matrix(rng.normal(size=(4, 4)))
+            t = rng.uniform(-.1, .1, (4, 3))
+        res = pd.compute(ls.to_world(R, t))
+        for k, (i, j) in enumerate(pairs):
+            c = distance(shapes[i].transformed(R[fi[i]], t[fi[i]]), shapes[j].transformed(R[fi[j]], t[fi[j]]))
+            assert res.distance[k] == pytest.approx(c.distance, abs=1e-9), (cycle, i, j)
+            np.testing.assert_allclose(res.point_1[k], c.point_1, atol=1e-8)
+            np.testing.assert_allclose(res.point_2[k], c.point_2, atol=1e-8)
+            np.testing.assert_allclose(res.normal[k], c.normal, atol=1e-7)
+            np.testing.assert_allclose(res.position[k], c.position, atol=1e-8)
+            penetrating += c.distance < 0
+        assert np.all(np.isfinite(res.normal))
+    assert penetrating >= 4
