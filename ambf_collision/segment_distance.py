@@ -21,6 +21,12 @@ on ties) when segment 1 has a length; else minus the same construction for ``d2`
 The first two cases flip sign when the shapes are swapped; the result is deterministic and
 never NaN.
 
+Near-coincident closest points (``|c2 - c1| < REFINE``) make ``c2 - c1`` a poor direction (its
+rounding error is ~1e-16 m against a length of ~1e-12 m), so there the normal is re-derived from
+the segment directions, which are exact: ``sign(w . c) c/|c|`` with ``c = d1 x d2`` when both
+closest points are interior to non-parallel segments, else ``w`` with its components along
+the direction(s) of the segment(s) whose closest point is interior removed.
+
 All work arrays are allocated once per batch size in :class:`SegmentPairSolver` and reused.
 Coordinates inside the solver are structure-of-arrays: ``(3, P)`` (rows x, y, z).
 """
@@ -30,10 +36,13 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["COINCIDENT", "SegmentPairSolver", "capsule_distance", "segment_closest_points",
-           "fallback_normals", "perpendicular_unit"]
+           "fallback_normals", "refined_normals", "perpendicular_unit"]
 
 COINCIDENT = 1e-12
 """Closest points nearer than this (m) are treated as coincident: the fallback normal is used."""
+
+REFINE = 1e-6
+"""Closest points nearer than this (m): the normal is re-derived from the segment directions."""
 
 _TINY_LEN2 = 1e-200  # squared segment lengths below this (m^2) are zero-length segments
 
@@ -78,6 +87,32 @@ def fallback_normals(d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
     return out
 
 
+def refined_normals(w, L, d1, d2, s, t):
+    """Normals (K, 3) for near-coincident closest points (``L = |w| < REFINE``, ``w = c2 - c1``;
+    directions ``d1``, ``d2``; segment parameters ``s``, ``t``), see the module docstring."""
+    w = np.asarray(w, dtype=float)
+    n = w.copy()
+    in1 = (s > 0.0) & (s < 1.0)
+    in2 = (t > 0.0) & (t < 1.0)
+    for inside, d in ((in1, d1), (in2, d2)):  # remove the components along interior directions
+        dd = np.einsum("ki,ki->k", d, d)
+        use = inside & (dd > _TINY_LEN2)
+        k = np.einsum("ki,ki->k", n, d) / np.where(use, dd, 1.0)
+        n -= np.where(use, k, 0.0)[:, None] * d
+    c = np.cross(d1, d2)
+    cc = np.einsum("ki,ki->k", c, c)
+    dd1 = np.einsum("ki,ki->k", d1, d1)
+    dd2 = np.einsum("ki,ki->k", d2, d2)
+    wc = np.einsum("ki,ki->k", w, c)
+    both = in1 & in2 & (cc > 1e-24 * dd1 * dd2) & (wc != 0.0)
+    n = np.where(both[:, None], np.sign(wc)[:, None] * c, n)
+    ln = np.linalg.norm(n, axis=1)
+    ok = (ln > 0.0) & (L >= COINCIDENT)
+    out = fallback_normals(d1, d2)
+    out[ok] = n[ok] / ln[ok, None]
+    return out
+
+
 _np_core = np._core if hasattr(np, "_core") else np.core
 _um = _np_core.umath
 _mul, _add, _sub, _div = _um.multiply, _um.add, _um.subtract, _um.divide
@@ -85,7 +120,7 @@ _max, _clip, _sqrt = _um.maximum, _um.clip, _um.sqrt
 _less = _um.less
 _count_nonzero = _np_core.multiarray.count_nonzero  # without the Python wrapper's axis handling
 _ZERO, _ONE, _NEG_ONE, _HALF = (np.array(v) for v in (0.0, 1.0, -1.0, 0.5))
-_TINY_A, _COINCIDENT_A = np.array(_TINY_LEN2), np.array(COINCIDENT)
+_TINY_A, _COINCIDENT_A, _REFINE_A = np.array(_TINY_LEN2), np.array(COINCIDENT), np.array(REFINE)
 _NO_BAD = np.zeros(0, dtype=np.intp)
 
 SMALL_BATCH = 48
@@ -263,7 +298,7 @@ class SegmentPairSolver:
         ``dist`` (P,) and ``pt1``, ``pt2``, ``normal``, ``position`` (3, P) (best as
         transposed views of (P, 3) arrays). Returns the indices of pairs that used the
         fallback normal."""
-        self.closest()
+        s, t, _, _ = self.closest()
         (C1, C2, W, W2, W20, W21, W22, L, IL, r1, r2, r12, T, T0, T1) = self._tail_views
         mul, add, sub = _mul, _add, _sub
         sub(C2, C1, W)
@@ -275,11 +310,13 @@ class SegmentPairSolver:
         sub(dist, r2, dist)
         _max(L, _COINCIDENT_A, out=IL)
         _div(W, IL, normal)
-        _less(L, _COINCIDENT_A, self._bad_mask)
-        if _count_nonzero(self._bad_mask):
-            bad = np.flatnonzero(L < COINCIDENT)
+        _less(L, _REFINE_A, self._bad_mask)
+        if _count_nonzero(self._bad_mask):  # rare: near-coincident closest points
+            near = np.flatnonzero(self._bad_mask)
             D = self._D
-            normal[:, bad] = fallback_normals(D[:, 0, bad].T, D[:, 1, bad].T).T
+            normal[:, near] = refined_normals(W[:, near].T, L[near], D[:, 0, near].T,
+                                              D[:, 1, near].T, s[near], t[near]).T
+            bad = near[L[near] < COINCIDENT]
         else:
             bad = _NO_BAD
         mul(normal, r12, T)                 # r1 n, r2 n

@@ -234,3 +234,16 @@ def test_gather_rejects_a_packed_array_of_another_size():
         solver.gather(np.zeros(7 * 4))
     with pytest.raises(ValueError, match="out of range"):
         solver.set_pairs([0, 3], [1, 2], 3)
+
+
+@pytest.mark.parametrize("a1, b1, r1, a2, b2, r2", [
+    # nearly crossing axes 4.7e-12 m apart: c2 - c1 is a poor direction (hypothesis finds these)
+    ([0.0, 0.0, 1.9375], [0.0, 1.0, -1.0], 0.5, [4.688807554152295e-12, 0.0, 0.0], [0.0, 1.0, 0.0], 0.0),
+    ([0.0, 0.0, 2.0], [0.0, 1.0, -1.0], 0.0, [4.688807554152295e-12, 0.96875, 0.0], [0.0, 0.0, 0.0], 0.5),
+])
+def test_near_coincident_closest_points_keep_witnesses_on_the_surfaces(a1, b1, r1, a2, b2, r2):
+    a1, b1, a2, b2 = (np.array(v, float) for v in (a1, b1, a2, b2))
+    check_contact(a1, b1, r1, a2, b2, r2)
+    d, p1, p2, n, pos = capsule_distance(a1, b1, r1, a2, b2, r2)
+    # both closest points are interior: the exact normal is along d1 x d2 (here +-x)
+    assert abs(abs(n[0, 0]) - 1.0) < 1e-15
