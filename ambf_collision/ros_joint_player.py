@@ -12,18 +12,15 @@ a qualified ADF namespace; default none: plain names, which the monitor accepts)
 
 from __future__ import annotations
 
-import signal
-import sys
 import time
 
-import rclpy
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array
+from ambf_collision.ros_run import run_node
 
 
 class JointPlayer(Node):
@@ -77,31 +74,8 @@ class JointPlayer(Node):
 
 
 def main(argv=None) -> int:
-    """Run until SIGINT/SIGTERM or ``duration``; exit 0.
-
-    The signals only set a flag, checked between callbacks, so no timer ever publishes through a
-    context that is being shut down (no traceback on exit), as in the collision_monitor node."""
-    from rclpy.signals import SignalHandlerOptions
-
-    stop = []
-    rclpy.init(args=argv if argv is not None else sys.argv,
-               signal_handler_options=SignalHandlerOptions.NO)
-    old = {s: signal.signal(s, lambda signum, frame: stop.append(signum))
-           for s in (signal.SIGINT, signal.SIGTERM)}
-    node = None
-    try:
-        node = JointPlayer()
-        while not stop and not node.done:
-            rclpy.spin_once(node, timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    """Run until SIGINT/SIGTERM or ``duration``; exit 0."""
+    return run_node(JointPlayer, "joint_player", argv, done=lambda node: node.done)
 
 
 if __name__ == "__main__":

@@ -22,15 +22,11 @@ Parameters: see ``config/collision_monitor.yaml`` (every one documented there) a
 from __future__ import annotations
 
 import math
-import signal
-import sys
 import time
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import (FloatingPointRange, ParameterDescriptor, ParameterType,
                                 SetParametersResult)
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
@@ -40,6 +36,7 @@ from ambf_collision import monitor as mon
 from ambf_collision.msg import ContactArray, ProbeArray
 from ambf_collision.ros_convert import (ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter,
                                        stamp_msg)
+from ambf_collision.ros_run import run_node
 from ambf_collision.ros_tf import TfSource
 
 _D = ParameterType.PARAMETER_DOUBLE
@@ -476,45 +473,8 @@ class CollisionMonitorNode(Node):
 
 
 def main(argv=None) -> int:
-    """Run the node until SIGINT/SIGTERM: exit 0 then; 2 with one line on a bad file/parameter.
-
-    The signals only set a flag; the executor loop then stops between callbacks, so no callback
-    ever runs against a context that is being shut down (no traceback on exit)."""
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.signals import SignalHandlerOptions
-
-    stop = []
-
-    def on_signal(signum, frame):
-        stop.append(signum)
-
-    rclpy.init(args=argv if argv is not None else sys.argv,
-               signal_handler_options=SignalHandlerOptions.NO)
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    node = None
-    executor = None
-    code = 0
-    try:
-        try:
-            node = CollisionMonitorNode()
-        except (ValueError, OSError) as err:  # AdfError / ProbeError / ShapeError / ConfigError
-            print(f"collision_monitor: error: {err}", file=sys.stderr)
-            return 2
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        while not stop:
-            executor.spin_once(timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-        if executor is not None:
-            executor.shutdown()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return code
+    """Run the node until SIGINT/SIGTERM: exit 0 then; 2 with one line on a bad file/parameter."""
+    return run_node(CollisionMonitorNode, "collision_monitor", argv)
 
 
 if __name__ == "__main__":

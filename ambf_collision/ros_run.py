@@ -1,0 +1,51 @@
+"""Run one rclpy node until SIGINT/SIGTERM: the shared ``main`` loop of this package's executables.
+
+rclpy's own signal handlers shut the context down from inside a signal, so a callback that is
+publishing at that moment fails with a traceback. Here the signals only set a flag, checked
+between callbacks; the node is then destroyed and rclpy shut down in order.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
+
+
+def run_node(make_node, name: str, argv=None, done=lambda node: False) -> int:
+    """Build the node with ``make_node()`` and spin it until SIGINT/SIGTERM or ``done(node)``.
+
+    Returns the exit status: 0 after a signal or ``done``; 2 when ``make_node`` raises
+    ``ValueError``/``OSError`` (bad file or parameter: one line ``<name>: error: ...`` on
+    stderr, no traceback).
+    """
+    stop = []
+    rclpy.init(args=argv if argv is not None else sys.argv,
+               signal_handler_options=SignalHandlerOptions.NO)
+    old = {s: signal.signal(s, lambda signum, frame: stop.append(signum))
+           for s in (signal.SIGINT, signal.SIGTERM)}
+    node = executor = None
+    try:
+        try:
+            node = make_node()
+        except (ValueError, OSError) as err:  # AdfError / ProbeError / ShapeError / bad parameter
+            print(f"{name}: error: {err}", file=sys.stderr)
+            return 2
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while not stop and not done(node):
+            executor.spin_once(timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+        if executor is not None:
+            executor.shutdown()
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
