@@ -134,6 +134,15 @@ class LinkShapes:
         self.world.radius[:] = self.local.radius
         self.world.half[:] = self.local.half
         self.world.hull = list(self.local.hull)
+        self._fi_max = int(fi.max()) if n else -1
+        # fi == 0..n-1 (one shape per frame, in order): the frame poses need no gather
+        self._fi_identity = bool(np.array_equal(fi, np.arange(n)))
+        # Local columns stacked once: [a | b | rot | normal] (n,3,6); per cycle one matmul of
+        # the gathered frame rotations moves them all.
+        L = self.local
+        self._S = np.concatenate([L.a[:, :, None], L.b[:, :, None], L.rot,
+                                  L.normal[:, :, None]], axis=2)
+        self._RS = np.empty((n, 3, 6))
         self._R = np.empty((n, 3, 3))
         self._t = np.empty((n, 3))
         self._tmp = np.empty(n)
@@ -148,20 +157,23 @@ class LinkShapes:
         t = np.asarray(t, dtype=np.float64)
         if R.ndim != 3 or R.shape[1:] != (3, 3) or t.shape != (R.shape[0], 3):
             raise ValueError(f"to_world: expected R (F,3,3) and t (F,3), got {R.shape} and {t.shape}")
-        if len(self) and self.frame_index.max() >= R.shape[0]:
-            raise ValueError(f"to_world: frame index {int(self.frame_index.max())} out of range "
+        if self._fi_max >= R.shape[0]:
+            raise ValueError(f"to_world: frame index {self._fi_max} out of range "
                              f"for {R.shape[0]} frames")
-        L, W, Rg, tg = self.local, self.world, self._R, self._t
-        np.take(R, self.frame_index, axis=0, out=Rg)
-        np.take(t, self.frame_index, axis=0, out=tg)
-        np.einsum("nij,nj->ni", Rg, L.a, out=W.a)
-        W.a += tg
-        np.einsum("nij,nj->ni", Rg, L.b, out=W.b)
-        W.b += tg
-        np.matmul(Rg, L.rot, out=W.rot)
-        np.einsum("nij,nj->ni", Rg, L.normal, out=W.normal)
-        np.einsum("ni,ni->n", W.normal, tg, out=self._tmp)
-        np.add(L.offset, self._tmp, out=W.offset)
+        W, tg, RS = self.world, self._t, self._RS
+        if self._fi_identity and R.shape[0] == len(tg):
+            Rg, tg = R, t
+        else:
+            Rg = self._R
+            np.take(R, self.frame_index, axis=0, out=Rg)
+            np.take(t, self.frame_index, axis=0, out=tg)
+        np.matmul(Rg, self._S, out=RS)
+        np.add(RS[:, :, 0], tg, out=W.a)
+        np.add(RS[:, :, 1], tg, out=W.b)
+        np.copyto(W.rot, RS[:, :, 2:5])
+        np.copyto(W.normal, RS[:, :, 5])
+        np.vecdot(W.normal, tg, out=self._tmp)
+        np.add(self.local.offset, self._tmp, out=W.offset)
         return W
 
 
