@@ -544,8 +544,23 @@ def support_point(kind, direction, center, rot, half, hull=None):
 # fast segment distances: closed-form candidates for boxes, cylinders and cones
 
 # pairs (j, k) of the 6 box face lines s * q_i(t) - h_i (j = 2 i + (s < 0)) whose crossings are the
-# kinks of the inside distance max_j(...)
+# kinks of the inside distance max_j(...); _BOX_PAIRS: all j then all k, for one take
 _PAIR_J, _PAIR_K = np.triu_indices(6, 1)
+_BOX_PAIRS = np.concatenate([_PAIR_J, _PAIR_K])
+_BOX_BUFFERS = {}
+
+
+def _box_buffers(K):
+    """Work arrays of :func:`_box_segment_t` for K items, allocated once per K (T keeps its end
+    columns 0 and 1)."""
+    buf = _BOX_BUFFERS.get(K)
+    if buf is None:
+        T = np.empty((K, 30))
+        T[:, 0] = 0.0
+        T[:, 7] = 1.0
+        buf = _BOX_BUFFERS[K] = (T, np.empty((K, 2, 6)), np.empty((K, 7)), np.empty((K, 7, 3)),
+                                 np.empty((K, 7, 3)), np.empty((K, 30, 3)), np.empty((K, 30, 3)))
+    return buf
 
 
 def _box_dist(q, h):
@@ -596,44 +611,58 @@ def _box_segment_t(qa, u, h):
     sorted knots the outside distance^2 is one quadratic in t (fixed set of outside axes), whose
     clipped vertex is a candidate; inside, the SDF is max_j of 6 lines whose 15 crossings are the
     remaining candidates. Among equal minima the lowest t wins (flat minima resolve towards a).
+    A knot or crossing without a root (u_i = 0, parallel lines) becomes 0 or 1, an end that is a
+    candidate anyway. Work arrays are reused per K (not thread-safe).
     """
     K = qa.shape[0]
+    T, L, V, QM, C, Q, C2 = _box_buffers(K)
+    nh = -h
     with np.errstate(divide="ignore", invalid="ignore"):
-        # knots: qa_i + t u_i = +-h_i
-        hh = np.concatenate([h, -h], axis=1)  # (K,6) face offsets: +h then -h
-        qq = np.concatenate([qa, qa], axis=1)
-        uu = np.concatenate([u, u], axis=1)
-        knots = np.where(uu != 0.0, (hh - qq) / uu, 0.0)
-        np.clip(knots, 0.0, 1.0, out=knots)
-        br = np.sort(np.concatenate([np.zeros((K, 1)), knots, np.ones((K, 1))], axis=1), axis=1)  # (K,8)
-        left = br[:, :-1]
-        right = br[:, 1:]
-        mid = 0.5 * (left + right)  # (K,7)
-        qm = qa[:, None, :] + mid[:, :, None] * u[:, None, :]  # (K,7,3)
-        c = np.clip(qm, -h[:, None, :], h[:, None, :])
-        act = qm != c  # outside on that axis, face value c = +-h
-        w = np.where(act, qa[:, None, :] - c, 0.0)
-        uu2 = np.where(act, u[:, None, :], 0.0)
-        num = -np.einsum("kmi,kmi->km", w, uu2)
-        den = np.einsum("kmi,kmi->km", uu2, uu2)
-        vert = np.where(den > 0.0, num / den, left)
-        vert = np.minimum(np.maximum(vert, left), right)
-        # inside lines s q_i(t) - h_i = c_j + t m_j, crossings of pairs
-        sgn = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
-        cj = sgn * qq - np.concatenate([h, h], axis=1)
-        mj = sgn * uu
-        dm = mj[:, _PAIR_J] - mj[:, _PAIR_K]
-        cross = np.where(dm != 0.0, (cj[:, _PAIR_K] - cj[:, _PAIR_J]) / dm, 0.0)
-        np.clip(cross, 0.0, 1.0, out=cross)
-        cross = np.where(np.isfinite(cross), cross, 0.0)
-    T = np.concatenate([br, vert, cross], axis=1)  # (K,30)
-    Q = qa[:, None, :] + T[:, :, None] * u[:, None, :]
-    d = _box_dist(Q, h[:, None, :])
-    dmin = np.min(d, axis=1, keepdims=True)
+        # face lines s q_i(t) - h_i = -(e_j + t m_j): e = (h - qa, h + qa), m = (u, -u)
+        np.subtract(h, qa, out=L[:, 0, :3])
+        np.add(h, qa, out=L[:, 0, 3:])
+        L[:, 1, :3] = u
+        np.negative(u, out=L[:, 1, 3:])
+        np.divide(L[:, 0], L[:, 1], out=T[:, 1:7])  # knots: qa_i + t u_i = +-h_i
+        P = L.take(_BOX_PAIRS, axis=2)  # (K,2,30)
+        D = P[:, :, :15] - P[:, :, 15:]
+        np.divide(D[:, 0], D[:, 1], out=T[:, 15:])  # crossings of the inside lines
+        np.fmax(T, 0.0, out=T)  # nan -> 0, +-inf -> 1, 0 (vertex columns are overwritten below)
+        np.fmin(T, 1.0, out=T)
+        T[:, :8].sort(axis=1)
+        left = T[:, 0:7]
+        right = T[:, 1:8]
+        # vertex of the outside distance^2 on each interval (fixed set of outside axes at its middle)
+        np.add(left, right, out=V)
+        V *= 0.5
+        np.multiply(V[:, :, None], u[:, None, :], out=QM)
+        QM += qa[:, None, :]
+        np.clip(QM, nh[:, None, :], h[:, None, :], out=C)
+        act = QM != C  # outside on that axis, face value c = +-h
+        np.subtract(qa[:, None, :], C, out=QM)
+        QM *= act
+        uu2 = u[:, None, :] * act
+        np.divide(np.einsum("kmi,kmi->km", QM, uu2), np.einsum("kmi,kmi->km", uu2, uu2), out=V)
+        np.negative(V, out=V)
+        np.fmax(V, left, out=V)  # nan (no outside axis) -> left
+        np.fmin(V, right, out=T[:, 8:15])
+    np.multiply(T[:, :, None], u[:, None, :], out=Q)
+    Q += qa[:, None, :]
+    # box signed distance at all candidates (as _box_dist)
+    np.clip(Q, nh[:, None, :], h[:, None, :], out=C2)
+    np.subtract(Q, C2, out=C2)
+    d_out = np.sqrt(np.einsum("kmi,kmi->km", C2, C2))
+    np.abs(Q, out=Q)
+    Q -= h[:, None, :]
+    d = Q.max(2)
+    np.copyto(d, d_out, where=d_out > 0.0)
     # lowest t among the minima (values equal up to rounding: a few ulps of the coordinates)
-    scale = np.max(np.abs(qa), axis=1) + np.max(np.abs(u), axis=1) + np.max(h, axis=1)
-    tie = d <= dmin + (4.0 * np.finfo(float).eps) * scale[:, None]
-    return np.min(np.where(tie, T, 2.0), axis=1)
+    scale = np.abs(qa).max(1)
+    scale += np.abs(u).max(1)
+    scale += h.max(1)
+    scale *= 4.0 * np.finfo(float).eps
+    scale += d.min(1)
+    return np.where(d <= scale[:, None], T, 2.0).min(1)
 
 
 #: Halley steps on the squared rim distance always taken (fixed: an item's result never depends on
