@@ -61,26 +61,24 @@ _FLAT_TOL = 1e-13
 
 def _box_local(q, h):
     """Box of half extents h centred at the origin, axis aligned."""
-    nearest_out = np.clip(q, -h, h)
-    diff = q - nearest_out
+    nearest = np.clip(q, -h, h)  # outside: the nearest point; inside (or on the surface): q itself
+    diff = q - nearest  # exactly 0 inside
     d_out = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-    outside = d_out > 0.0
-    # inside (or on the surface): nearest face
-    depth = h - np.abs(q)
-    axis = np.argmin(depth, axis=1)
-    rows = np.arange(q.shape[0])
-    sign = np.where(q[rows, axis] >= 0.0, 1.0, -1.0)
-    d_in = -depth[rows, axis]
-    nearest_in = q.copy()
-    nearest_in[rows, axis] = sign * h[rows, axis]
-    n_in = np.zeros_like(q)
-    n_in[rows, axis] = sign
-    safe = np.where(outside, d_out, 1.0)
-    d = np.where(outside, d_out, d_in)
-    o = outside[:, None]
-    nearest = np.where(o, nearest_out, nearest_in)
-    n = np.where(o, diff / safe[:, None], n_in)
-    return d, nearest, n
+    inside = d_out <= 0.0
+    # inside (or on the surface): nearest face, lowest axis on ties, + face at 0
+    depth = np.abs(q)
+    np.subtract(h, depth, out=depth)
+    face = depth.argmin(1)[:, None] == _AXES
+    face &= inside[:, None]
+    sign = np.where(q >= 0.0, 1.0, -1.0)
+    d = depth.min(1)
+    np.negative(d, out=d)
+    np.copyto(d, d_out, where=~inside)
+    np.copyto(nearest, sign * h, where=face)
+    np.copyto(d_out, 1.0, where=inside)
+    diff /= d_out[:, None]
+    np.copyto(diff, sign, where=face)
+    return d, nearest, diff
 
 
 def _radial(q):
@@ -180,6 +178,7 @@ def _cone_local(q, h):
     return d, _lift(near_r, near_z, ex, ey), _lift(n_r, n_z, ex, ey)
 
 
+_AXES = np.arange(3)
 _LOCAL_SDF = {BOX: _box_local, CYLINDER: _cylinder_local, CONE: _cone_local}
 
 
@@ -552,14 +551,15 @@ _BOX_BUFFERS = {}
 
 def _box_buffers(K):
     """Work arrays of :func:`_box_segment_t` for K items, allocated once per K (T keeps its end
-    columns 0 and 1)."""
+    columns 0 and 1). Per-axis arrays are (3, K, M): the inner loops run over M candidates."""
     buf = _BOX_BUFFERS.get(K)
     if buf is None:
         T = np.empty((K, 30))
         T[:, 0] = 0.0
         T[:, 7] = 1.0
-        buf = _BOX_BUFFERS[K] = (T, np.empty((K, 2, 6)), np.empty((K, 7)), np.empty((K, 7, 3)),
-                                 np.empty((K, 7, 3)), np.empty((K, 30, 3)), np.empty((K, 30, 3)))
+        buf = _BOX_BUFFERS[K] = (T, np.empty((K, 2, 6)), np.empty((K, 7)), np.empty((3, K, 7)),
+                                 np.empty((3, K, 7)), np.empty((2, 3, K, 7)), np.empty((3, K, 30)),
+                                 np.empty((3, K, 30)))
     return buf
 
 
@@ -615,8 +615,11 @@ def _box_segment_t(qa, u, h):
     candidate anyway. Work arrays are reused per K (not thread-safe).
     """
     K = qa.shape[0]
-    T, L, V, QM, C, Q, C2 = _box_buffers(K)
-    nh = -h
+    T, L, V, QM, C, Z, Q, C2 = _box_buffers(K)
+    qt = qa.T[:, :, None]  # (3,K,1)
+    ut = u.T[:, :, None]
+    ht = h.T[:, :, None]
+    nht = -ht
     with np.errstate(divide="ignore", invalid="ignore"):
         # face lines s q_i(t) - h_i = -(e_j + t m_j): e = (h - qa, h + qa), m = (u, -u)
         np.subtract(h, qa, out=L[:, 0, :3])
@@ -635,26 +638,34 @@ def _box_segment_t(qa, u, h):
         # vertex of the outside distance^2 on each interval (fixed set of outside axes at its middle)
         np.add(left, right, out=V)
         V *= 0.5
-        np.multiply(V[:, :, None], u[:, None, :], out=QM)
-        QM += qa[:, None, :]
-        np.clip(QM, nh[:, None, :], h[:, None, :], out=C)
+        np.multiply(V, ut, out=QM)
+        QM += qt
+        np.clip(QM, nht, ht, out=C)
         act = QM != C  # outside on that axis, face value c = +-h
-        np.subtract(qa[:, None, :], C, out=QM)
-        QM *= act
-        uu2 = u[:, None, :] * act
-        np.divide(np.einsum("kmi,kmi->km", QM, uu2), np.einsum("kmi,kmi->km", uu2, uu2), out=V)
+        np.subtract(qt, C, out=Z[0])
+        np.copyto(Z[1], ut)
+        Z *= act
+        Z[0] *= Z[1]
+        Z[1] *= Z[1]
+        S = Z[:, 0] + Z[:, 2]  # sums over the axes in einsum's order: (x + z) + y
+        S += Z[:, 1]
+        np.divide(S[0], S[1], out=V)
         np.negative(V, out=V)
         np.fmax(V, left, out=V)  # nan (no outside axis) -> left
         np.fmin(V, right, out=T[:, 8:15])
-    np.multiply(T[:, :, None], u[:, None, :], out=Q)
-    Q += qa[:, None, :]
+    np.multiply(T, ut, out=Q)
+    Q += qt
     # box signed distance at all candidates (as _box_dist)
-    np.clip(Q, nh[:, None, :], h[:, None, :], out=C2)
+    np.clip(Q, nht, ht, out=C2)
     np.subtract(Q, C2, out=C2)
-    d_out = np.sqrt(np.einsum("kmi,kmi->km", C2, C2))
+    C2 *= C2
+    d_out = C2[0] + C2[2]
+    d_out += C2[1]
+    np.sqrt(d_out, out=d_out)
     np.abs(Q, out=Q)
-    Q -= h[:, None, :]
-    d = Q.max(2)
+    Q -= ht
+    d = np.maximum(Q[0], Q[1])
+    np.maximum(d, Q[2], out=d)
     np.copyto(d, d_out, where=d_out > 0.0)
     # lowest t among the minima (values equal up to rounding: a few ulps of the coordinates)
     scale = np.abs(qa).max(1)
