@@ -431,6 +431,7 @@ class CollisionMonitor:
         self.evaluations = 0
         self._eval_times: deque = deque()
         self._warnings: list = []
+        self._finite_scratch: dict = {}  # reused buffers of the probe finiteness test
 
     # -- configuration -------------------------------------------------------------------
     def set_enabled(self, enabled: bool, now: float) -> None:
@@ -571,22 +572,48 @@ class CollisionMonitor:
             self._warn("nan:min_distance", "min_distance was not finite; recomputed", now)
         out.min_distance = md
         if probe_result is not None:
-            n = _sanitize_probes(probe_result)
+            n = _sanitize_probes(probe_result, self._finite_scratch)
             if n:
-                self._warn("nan:probes", f"zeroed {n} probe(s) with non-finite values", now)
+                self._warn("nan:probes", f"zeroed {n} probe(s)/patch(es) with non-finite values", now)
         out.probes = probe_result
 
 
 _PROBE_FIELDS = ("depth", "area", "force", "force_body", "contact_normal", "position", "normal")
+_FINITE_FIELDS = _PROBE_FIELDS + ("patch_force", "patch_area")
 
 
-def _probes_finite(pr) -> bool:
-    """Cheap test that nothing in ``pr`` needs sanitising (one check per array, no per-probe
-    work); False sends the caller to the exact per-probe path."""
-    for name in _PROBE_FIELDS + ("patch_force", "patch_area"):
-        arr = getattr(pr, name, None)
-        if isinstance(arr, np.ndarray) and not np.isfinite(arr).all():
-            return False
+def _probes_finite(pr, scratch: dict | None = None) -> bool:
+    """Cheap test that nothing in ``pr`` needs sanitising: the float fields are copied into
+    one buffer and tested with one ``isfinite`` into a reused mask, plus one minimum of
+    ``distance``. ``scratch`` (reused between calls) keeps, per set of field arrays, their flat
+    views (C-contiguous arrays only; the views hold the arrays alive, so their ids cannot be
+    reused by other arrays), the buffer and the mask. False sends the caller to the exact
+    per-probe path."""
+    arrs = [a for a in (getattr(pr, n, None) for n in _FINITE_FIELDS) if isinstance(a, np.ndarray)]
+    if arrs:
+        key = tuple(map(id, arrs))
+        entry = scratch.get(key) if scratch is not None else None
+        if entry is None:
+            size = sum(a.size for a in arrs)
+            flat = ([a.reshape(-1) for a in arrs]
+                    if all(a.flags.c_contiguous for a in arrs) else None)
+            entry = (flat, np.empty(size), np.empty(size, dtype=bool))
+            if scratch is not None:
+                if len(scratch) >= 8:
+                    scratch.clear()
+                scratch[key] = entry
+        flat, buf, mask = entry
+        try:
+            if flat is None:
+                np.concatenate(arrs, axis=None, out=buf)
+            else:
+                np.concatenate(flat, out=buf)
+        except TypeError:  # a field that does not cast to float: check one by one
+            if not all(np.isfinite(a).all() for a in arrs):
+                return False
+        else:
+            if not np.logical_and.reduce(np.isfinite(buf, out=mask)):
+                return False
     dist = getattr(pr, "distance", None)
     if isinstance(dist, np.ndarray) and dist.size:
         lo = float(np.minimum.reduce(dist, axis=None))  # NaN propagates through the minimum
@@ -595,10 +622,12 @@ def _probes_finite(pr) -> bool:
     return True
 
 
-def _sanitize_probes(pr) -> int:
+def _sanitize_probes(pr, scratch: dict | None = None) -> int:
     """Zero non-finite per-probe values in place (probe marked out of contact); returns the
-    number of probes touched. ``distance`` may be +inf (beyond range) but not NaN/-inf."""
-    if _probes_finite(pr):
+    number of probes plus patches touched (a non-finite patch value is zeroed even when no
+    probe is bad). ``distance`` may be +inf (beyond range) but not NaN/-inf.
+    ``scratch``: reused buffers of the finiteness test (see :func:`_probes_finite`)."""
+    if _probes_finite(pr, scratch):
         return 0
     n = None
     bad = None
@@ -616,8 +645,16 @@ def _sanitize_probes(pr) -> int:
         else:
             b = ~np.isfinite(arr)
         bad |= b.reshape(n, -1).any(axis=1)
+    patch_bad = set()  # non-finite patch values are zeroed whether or not a probe is bad
+    for name in ("patch_force", "patch_area"):
+        arr = getattr(pr, name, None)
+        if isinstance(arr, np.ndarray) and arr.ndim >= 1 and arr.shape[0]:
+            pb = ~np.isfinite(arr)
+            patch_bad.update(np.flatnonzero(pb.reshape(arr.shape[0], -1).any(axis=1)).tolist())
+            arr[pb] = 0.0
+    patches = len(patch_bad)
     if bad is None or not bad.any():
-        return 0
+        return patches
     for name in _PROBE_FIELDS:
         arr = getattr(pr, name, None)
         if isinstance(arr, np.ndarray) and arr.ndim >= 1 and arr.shape[0] == n:
@@ -628,11 +665,7 @@ def _sanitize_probes(pr) -> int:
     ic = getattr(pr, "in_contact", None)
     if isinstance(ic, np.ndarray) and ic.shape[:1] == (n,):
         ic[bad] = False
-    for name in ("patch_force", "patch_area"):
-        arr = getattr(pr, name, None)
-        if isinstance(arr, np.ndarray):
-            arr[~np.isfinite(arr)] = 0.0
-    return int(bad.sum())
+    return int(bad.sum()) + patches
 
 
 def model_probe_evaluator(model, specs):

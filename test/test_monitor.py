@@ -318,6 +318,75 @@ def test_non_finite_probe_values_are_zeroed():
     assert any("probe" in w for w in out.warnings)
 
 
+
+def _probe_buffers(n=3):
+    return SimpleNamespace(
+        in_contact=np.ones(n, bool), depth=np.full(n, 1e-3), area=np.full(n, 1e-6),
+        force=np.ones((n, 3)), force_body=np.ones((n, 3)), contact_normal=np.ones((n, 3)),
+        position=np.ones((n, 3)), normal=np.ones((n, 3)), distance=np.full(n, -1e-3),
+        patch_force=np.ones((1, 3)), patch_area=np.ones(1))
+
+
+@pytest.mark.parametrize("field", ["depth", "area", "force", "force_body", "contact_normal",
+                                   "position", "normal", "distance", "patch_force",
+                                   "patch_area"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_one_non_finite_probe_value_in_reused_buffers_is_found(field, bad):
+    """The same buffers are finite for some cycles (the fast check's cache is warm), then one
+    value of one field turns non-finite: it is zeroed, whichever field and value it is."""
+    pr = _probe_buffers()
+    model = ScriptedModel()
+    m = CollisionMonitor(model, MonitorConfig(), probes=lambda model, data, result: pr)
+    for k in range(3):
+        m.on_joint_state(["a", "b", "c"], [0, 0, 0], 1.0 + k, 1.0 + k)
+        out = m.step(1.0 + k)
+        assert not any("probe" in w for w in out.warnings)
+    arr = getattr(pr, field)
+    arr.reshape(-1)[-1] = bad
+    m.on_joint_state(["a", "b", "c"], [0, 0, 0], 4.0, 4.0)
+    out = m.step(4.0)
+    if field == "distance" and bad == np.inf:  # +inf distance: beyond range, legal
+        assert not any("probe" in w for w in out.warnings) and pr.in_contact.all()
+        return
+    assert any("probe" in w for w in out.warnings)
+    if field.startswith("patch_"):
+        assert arr.reshape(-1)[-1] == 0.0 and pr.in_contact.all()
+    else:
+        assert pr.in_contact.tolist() == [True, True, False]
+        assert pr.distance[2] == np.inf and np.all(pr.force[2] == 0.0)
+    for name in ("depth", "area", "force", "force_body", "contact_normal", "position",
+                 "normal", "patch_force", "patch_area"):
+        assert np.isfinite(getattr(pr, name)).all(), name
+
+
+def test_non_finite_value_in_a_strided_probe_field_is_found_after_finite_cycles():
+    """A field that is a non-contiguous view (its flat form would be a copy) is re-read each
+    cycle: a NaN written into the underlying storage later is still zeroed."""
+    pr = _probe_buffers()
+    storage = np.ones((3, 6))
+    pr.force = storage[:, ::2]
+    m = CollisionMonitor(ScriptedModel(), MonitorConfig(), probes=lambda model, data, result: pr)
+    m.on_joint_state(["a", "b", "c"], [0, 0, 0], 1.0, 1.0)
+    assert not any("probe" in w for w in m.step(1.0).warnings)
+    storage[1, 2] = np.nan  # pr.force[1, 1]
+    m.on_joint_state(["a", "b", "c"], [0, 0, 0], 2.0, 2.0)
+    out = m.step(2.0)
+    assert any("probe" in w for w in out.warnings)
+    assert pr.in_contact.tolist() == [True, False, True] and np.all(pr.force[1] == 0.0)
+
+
+def test_huge_finite_probe_values_are_kept():
+    """Finite values whose sum overflows are not mistaken for non-finite ones."""
+    pr = _probe_buffers()
+    pr.force[:] = 1.5e308
+    model = ScriptedModel()
+    m = CollisionMonitor(model, MonitorConfig(), probes=lambda model, data, result: pr)
+    m.on_joint_state(["a", "b", "c"], [0, 0, 0], 1.0, 1.0)
+    out = m.step(1.0)
+    assert not any("probe" in w for w in out.warnings)
+    assert pr.in_contact.all() and np.all(pr.force == 1.5e308)
+
+
 # ----------------------------------------------------------------------------- misc
 
 
