@@ -150,6 +150,11 @@ class KinematicTree:
         self._file_T[:, 3, 3] = 1.0
         self._body_T = np.zeros((B, 4, 4))  # homogeneous body poses in world
         self._body_T[:, 3, 3] = 1.0
+        # Single-joint levels as precomputed (parent pose, joint transform, child pose) views
+        # of the persistent buffers: the cycle does no indexing for them.
+        W, T = self._body_T, self._T
+        self._plan = [((W[p], T[k], W[c]), None) if buf is None else ((k, p, c), buf)
+                      for k, p, c, buf in self._plan]
 
         # Per-cycle buffers (reused).
         self._jR = np.empty((J, 3, 3))
@@ -217,12 +222,12 @@ class KinematicTree:
         if self.n_joints:
             T = self._joint_T(np.asarray(q, float))
             mm = np.matmul
-            for k, p, c, buf in self._plan:
-                if buf is None:
-                    mm(W[p], T[k], out=W[c])
-                else:
-                    mm(W[p], T[k], out=buf)
-                    W[c] = buf
+            for (x, y, z), buf in self._plan:
+                if buf is None:  # views: child pose = parent pose . joint transform
+                    mm(x, y, out=z)
+                else:  # indices (joints, parents, children) of a wider level
+                    mm(W[y], T[x], out=buf)
+                    W[z] = buf
         np.copyto(out_R, W[:, :3, :3])
         np.copyto(out_t, W[:, :3, 3])
         return out_R, out_t
