@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ambf_collision.segment_distance import (COINCIDENT, SegmentPairSolver, _TINY_LEN2,
-                                             perpendicular_unit)
+from ambf_collision.segment_distance import SegmentPairSolver, point_segment_normal
 from ambf_collision.shapes import (BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE,
                                    SPHERE, Box, Capsule, Cone, ConvexHull, Cylinder, Plane,
                                    ShapeError, Sphere)
@@ -507,23 +506,7 @@ def point_signed_distance(world: WorldShapes, shape_index, points):
     if rnd.size:
         s = idx[rnd]
         p = pts[rnd]
-        A = world.a[s]
-        D = world.b[s] - A
-        l2 = np.einsum("ij,ij->i", D, D)
-        inv = np.divide(1.0, l2, out=np.zeros_like(l2), where=l2 > _TINY_LEN2)
-        t = np.clip(np.einsum("ij,ij->i", p - A, D) * inv, 0.0, 1.0)
-        C = A + t[:, None] * D
-        W = p - C
-        L = np.sqrt(np.einsum("ij,ij->i", W, W))
-        N = W / np.maximum(L, COINCIDENT)[:, None]
-        bad = np.flatnonzero(L < COINCIDENT)
-        if bad.size:
-            fb = np.zeros((bad.size, 3))
-            fb[:, 2] = 1.0
-            has = l2[bad] > _TINY_LEN2
-            if np.any(has):
-                fb[has] = perpendicular_unit(D[bad][has])
-            N[bad] = fb
+        L, C, N = point_segment_normal(p, world.a[s], world.b[s])
         r = world.radius[s]
         d[rnd] = L - r
         normal[rnd] = N

@@ -56,7 +56,7 @@ import numpy as np
 import yaml
 
 from ambf_collision.batch import LinkShapes
-from ambf_collision.segment_distance import _TINY_LEN2, COINCIDENT, perpendicular_unit
+from ambf_collision.segment_distance import point_segment_normal
 from ambf_collision.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
 
 __all__ = [
@@ -612,22 +612,7 @@ _FACING_SLACK = 1e-9
 
 def _round_sdf(ps, world, s, p, d, n):
     """Spheres and capsules (segment a-b of radius r); fallback normals as in batch."""
-    A = world.a[s]
-    D = world.b[s] - A
-    l2 = np.einsum("ij,ij->i", D, D)
-    inv = np.divide(1.0, l2, out=np.zeros_like(l2), where=l2 > _TINY_LEN2)
-    t = np.clip(np.einsum("ij,ij->i", p - A, D) * inv, 0.0, 1.0)
-    W = p - (A + t[:, None] * D)
-    L = np.sqrt(np.einsum("ij,ij->i", W, W))
-    np.divide(W, np.maximum(L, COINCIDENT)[:, None], out=n)
-    bad = np.flatnonzero(L < COINCIDENT)
-    if bad.size:
-        fb = np.zeros((bad.size, 3))
-        fb[:, 2] = 1.0
-        has = l2[bad] > _TINY_LEN2
-        if np.any(has):
-            fb[has] = perpendicular_unit(D[bad][has])
-        n[bad] = fb
+    L, _, _ = point_segment_normal(p, world.a[s], world.b[s], normal=n)
     np.subtract(L, world.radius[s], out=d)
 
 

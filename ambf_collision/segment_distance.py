@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["COINCIDENT", "SegmentPairSolver", "capsule_distance", "segment_closest_points",
-           "fallback_normals", "refined_normals", "perpendicular_unit"]
+           "fallback_normals", "refined_normals", "perpendicular_unit", "point_segment_normal"]
 
 COINCIDENT = 1e-12
 """Closest points nearer than this (m) are treated as coincident: the fallback normal is used."""
@@ -62,6 +62,30 @@ def perpendicular_unit(d: np.ndarray) -> np.ndarray:
     ok = n[:, 0] > 0.0
     out[ok] = p[ok] / n[ok]
     return out
+
+
+def point_segment_normal(p, a, b, normal=None):
+    """Points ``p`` (K,3) against segments ``a``-``b`` (K,3), metres: the distance ``L`` (K,)
+    to each segment, its closest point ``C`` (K,3) and the unit normal (K,3) from ``C`` to ``p``
+    (written into ``normal`` when given). A point on its segment (``L < COINCIDENT``) gets
+    :func:`perpendicular_unit` of the segment direction, +z for a zero-length segment."""
+    d = b - a
+    l2 = np.einsum("ij,ij->i", d, d)
+    inv = np.divide(1.0, l2, out=np.zeros_like(l2), where=l2 > _TINY_LEN2)
+    t = np.clip(np.einsum("ij,ij->i", p - a, d) * inv, 0.0, 1.0)
+    c = a + t[:, None] * d
+    w = p - c
+    L = np.sqrt(np.einsum("ij,ij->i", w, w))
+    n = np.divide(w, np.maximum(L, COINCIDENT)[:, None], out=normal)
+    bad = np.flatnonzero(L < COINCIDENT)
+    if bad.size:
+        fb = np.zeros((bad.size, 3))
+        fb[:, 2] = 1.0
+        has = l2[bad] > _TINY_LEN2
+        if np.any(has):
+            fb[has] = perpendicular_unit(d[bad][has])
+        n[bad] = fb
+    return L, c, n
 
 
 def fallback_normals(d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
