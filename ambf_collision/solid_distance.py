@@ -109,32 +109,60 @@ def _lift(r, z, ex, ey):
     return p
 
 
+def _radial_xy(q):
+    """Distance r (N,) from the local z axis and the radial unit vector e (N,2) (local +x on the
+    axis), as :func:`_radial` (same values) with fewer array operations."""
+    xy = q[:, :2]
+    r = np.hypot(q[:, 0], q[:, 1])
+    m = np.abs(xy).max(1)
+    zero = m == 0.0
+    np.copyto(m, 1.0, where=zero)
+    e = xy / m[:, None]
+    ln = np.hypot(e[:, 0], e[:, 1])
+    np.copyto(ln, 1.0, where=zero)
+    e /= ln[:, None]
+    np.copyto(e, _EX2, where=zero[:, None])
+    return r, e
+
+
 def _cylinder_local(q, h):
     """Cylinder of radius h[:,0] and half height h[:,2] about local z."""
     R = h[:, 0]
     H = h[:, 2]
     z = q[:, 2]
-    r, ex, ey = _radial(q)
+    r, e = _radial_xy(q)
     sz = np.where(z >= 0.0, 1.0, -1.0)
     dr = r - R
-    dz = np.abs(z) - H
+    dz = np.abs(z)
+    dz -= H
     er = np.maximum(dr, 0.0)
     ez = np.maximum(dz, 0.0)
     d_out = np.hypot(er, ez)
-    outside = d_out > 0.0
+    inside = d_out <= 0.0
     lateral = dr > dz  # inside: nearer to the lateral surface than to a cap (tie -> cap)
-    d = np.where(outside, d_out, np.maximum(dr, dz))
-    # nearest point: radius R where outside beyond the lateral surface or inside nearer to it (else
-    # r); height sz H where outside beyond a cap or inside nearer to it (else z)
-    to_r = np.where(outside, dr > 0.0, lateral)
-    to_z = np.where(outside, dz > 0.0, ~lateral)
-    near_r = np.where(to_r, R, r)
-    near_z = np.where(to_z, sz * H, z)
-    np.copyto(d_out, 1.0, where=~outside)
-    n_r = np.where(outside, er / d_out, lateral)
-    n_z = np.where(outside, ez / d_out, ~lateral)
-    n_z *= sz
-    return d, _lift(near_r, near_z, ex, ey), _lift(n_r, n_z, ex, ey)
+    capward = ~lateral
+    d = np.maximum(dr, dz)
+    np.copyto(d, d_out, where=~inside)
+    # (radial, axial) parts of the nearest point [0] and of the normal [1]
+    rz = np.empty((2, 2, q.shape[0]))
+    # nearest point: radius R beyond the lateral surface or inside nearer to it (else r); height
+    # sz H beyond a cap or inside nearer to it (else z)
+    np.copyto(rz[0, 0], r)
+    np.copyto(rz[0, 0], R, where=lateral | (dr > 0.0))
+    np.copyto(rz[1, 0], z)
+    np.copyto(rz[1, 0], sz * H, where=capward | (dz > 0.0))
+    np.copyto(d_out, 1.0, where=inside)
+    np.divide(er, d_out, out=rz[0, 1])  # exactly 0 inside
+    np.divide(ez, d_out, out=rz[1, 1])
+    lateral &= inside
+    capward &= inside
+    np.copyto(rz[0, 1], 1.0, where=lateral)
+    np.copyto(rz[1, 1], 1.0, where=capward)
+    rz[1, 1] *= sz
+    p = np.empty((2, q.shape[0], 3))
+    np.multiply(rz[0, :, :, None], e, out=p[:, :, :2])
+    p[:, :, 2] = rz[1]
+    return d, p[0], p[1]
 
 
 def _cone_local(q, h):
@@ -179,6 +207,7 @@ def _cone_local(q, h):
 
 
 _AXES = np.arange(3)
+_EX2 = np.array([1.0, 0.0])
 _LOCAL_SDF = {BOX: _box_local, CYLINDER: _cylinder_local, CONE: _cone_local}
 
 
@@ -689,6 +718,16 @@ _CYL_HSIGN = np.array([1.0, -1.0, 0.0])
 _CYL_SWITCH = np.array([0.0, 0.0, 0.0, 0.0, 1.0, -1.0, 0.0, 1.0, -1.0, 0.0, 0.0, 0.0])
 _ENDS = np.array([0.0, 1.0])
 _TIE = 4.0 * np.finfo(float).eps
+_RIM_TOL = 16.0 * np.finfo(float).eps
+_RANGES = {}
+
+
+def _ranges(K, M):
+    """(np.arange(K), np.arange(M)), built once per (K, M)."""
+    r = _RANGES.get((K, M))
+    if r is None:
+        r = _RANGES[(K, M)] = (np.arange(K), np.arange(M))
+    return r
 
 
 def _cylinder_segment_t(qa, u, h):
@@ -782,16 +821,18 @@ def _candidates_minimum(kind, T, qa, u, h, A, B, X, polish, rim_test, rim_z):
     items only; its result replaces the candidate when f is lower there.
     """
     K, M = T.shape
-    r0 = np.arange(K)
+    r0, idx = _ranges(K, M - 1)
     rows = r0[:, None]
     order = T.argsort(axis=1)
     T = T[rows, order]
-    Q = T[:, :, None] * u[:, None, :]
-    Q += qa[:, None, :]  # (K,M,3), as qa + t u
+    ut = u.T[:, :, None]
+    qt = qa.T[:, :, None]
+    Q = T * ut
+    Q += qt  # (3,K,M), as qa + t u; the per-axis layout keeps the inner loops over the M candidates
     dist = _LOCAL_DIST[kind]
-    f = dist(Q, h[:, None, :])
+    f = dist(Q.transpose(1, 2, 0), h[:, None, :])
     j = f.argmin(axis=1)
-    fmin = f[r0, j]
+    fmin = f.min(1)
     tb = T[r0, j]
     s = np.abs(qa)
     s += np.abs(u)
@@ -806,12 +847,11 @@ def _candidates_minimum(kind, T, qa, u, h, A, B, X, polish, rim_test, rim_z):
         np.copyto(t, tp, where=dist(qa + tp[:, None] * u, h) < f[r0, jt])
     Qm = T[:, 1:] + T[:, :-1]
     Qm *= 0.5
-    Qm = Qm[:, :, None] * u[:, None, :]
-    Qm += qa[:, None, :]  # interval midpoints (K,M-1,3)
-    scale *= 16.0 * np.finfo(float).eps
-    ok = rim_test(Qm, scale[:, None])
+    Qm = Qm * ut
+    Qm += qt  # interval midpoints (3,K,M-1)
+    scale *= _RIM_TOL
+    ok = rim_test(Qm.transpose(1, 2, 0), scale[:, None])
     ok |= T[:, 1:] == T[:, :-1]
-    idx = np.arange(M - 1)
     jj = j[:, None]
     lb = np.where(~ok & (idx < jj), idx, -1).max(axis=1)  # last non-rim interval left of tb
     rb = np.where(~ok & (idx >= jj), idx, M - 1).min(axis=1)  # first one right of tb
