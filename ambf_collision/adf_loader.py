@@ -786,6 +786,17 @@ def _file_pose(pose, file):
     return R, t
 
 
+def _check_unique(entries, name_of, what):
+    """AdfError on the second entry (body or joint) whose qualified name repeats an earlier one."""
+    seen = {}
+    for e in entries:
+        name = name_of(e)
+        if name in seen:
+            o = seen[name]
+            raise AdfError(e.file, e.identifier, "name", f"duplicate {what} name {name} (also {o.file}: {o.identifier})")
+        seen[name] = e
+
+
 def load_adf_files(paths, root_poses=None) -> AdfWorld:
     """Load one or several ADF files into one :class:`AdfWorld`.
 
@@ -823,23 +834,13 @@ def load_adf_files(paths, root_poses=None) -> AdfWorld:
         for ident in _entry_list(ctx, doc, "sensors", False):
             sensors.append({"file": file, "identifier": ident, "data": doc[ident]})
 
-    seen = {}
-    for b in bodies:
-        if b.name in seen:
-            o = seen[b.name]
-            raise AdfError(b.file, b.identifier, "name", f"duplicate body name {b.name} (also {o.file}: {o.identifier})")
-        seen[b.name] = b
+    _check_unique(bodies, lambda b: b.name, "body")
 
     for file, fi, doc, ns, local in docs:
         _load_joints(file, fi, doc, ns, local, bodies, joints, pending)
     for j, (ctx, pref, cref, local) in zip(joints, pending):
         j.parent = _resolve_body(ctx, ["parent"], pref, local, bodies)
         j.child = _resolve_body(ctx, ["child"], cref, local, bodies)
-    seen = {}
-    for j in joints:
-        if j.qualified_name in seen:
-            o = seen[j.qualified_name]
-            raise AdfError(j.file, j.identifier, "name", f"duplicate joint name {j.qualified_name} (also {o.file}: {o.identifier})")
-        seen[j.qualified_name] = j
+    _check_unique(joints, lambda j: j.qualified_name, "joint")
     _check_tree(bodies, joints)
     return AdfWorld(files, bodies, joints, poses, ignore_file, sensors)

@@ -730,6 +730,19 @@ def _ranges(K, M):
     return r
 
 
+def _radial_terms(px, py, ux, uy):
+    """Radial quadratic of the segment ``p + t u`` about the local z axis:
+    ``rho(t)^2 = A t^2 + 2 B t + (px^2 + py^2)``; ``X = (p x u)_z`` (``|u_xy|`` times the
+    distance of the line from the axis)."""
+    A = ux * ux
+    A += uy * uy
+    B = px * ux
+    B += py * uy
+    X = px * uy
+    X -= py * ux
+    return A, B, X
+
+
 def _cylinder_segment_t(qa, u, h):
     """Parameter t in [0, 1] of the (lowest) minimiser of the cylinder SDF along q(t) = qa + t u.
 
@@ -750,12 +763,7 @@ def _cylinder_segment_t(qa, u, h):
     H = h[:, 2]
     px, py, pz = qa[:, 0], qa[:, 1], qa[:, 2]
     ux, uy, uz = u[:, 0], u[:, 1], u[:, 2]
-    A = ux * ux
-    A += uy * uy
-    B = px * ux
-    B += py * uy
-    X = px * uy
-    X -= py * ux  # (p x u)_z: |u_xy| times the distance of the line from the axis
+    A, B, X = _radial_terms(px, py, ux, uy)
     T = np.empty((K, 12))
     T[:, 0:2] = _ENDS
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -944,12 +952,7 @@ def _cone_segment_t(qa, u, h):
     sn = np.where(good, R / Ls, 0.0)
     px, py, pz = qa[:, 0], qa[:, 1], qa[:, 2]
     ux, uy, uz = u[:, 0], u[:, 1], u[:, 2]
-    A = ux * ux
-    A += uy * uy
-    B = px * ux
-    B += py * uy
-    X = px * uy
-    X -= py * ux
+    A, B, X = _radial_terms(px, py, ux, uy)
     w = pz + H  # height above the base at t = 0
     T = np.empty((K, 16))
     T[:, 0:2] = _ENDS
