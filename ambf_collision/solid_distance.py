@@ -865,6 +865,8 @@ def _candidates_minimum(kind, T, qa, u, h, A, B, X, polish, rim_test, rim_z):
     rb = np.where(~ok & (idx >= jj), idx, M - 1).min(axis=1)  # first one right of tb
     lo = T[r0, lb + 1]
     hi = T[r0, rb]
+    if ((lo == tb) & (hi == tb)).all():  # no rim interval next to any best candidate (common)
+        return t
     # g'/2 at tb (see _rim_minimiser): a bracket end with g' pointing out of it is the minimum
     sH = rim_z(qa, u, h, tb)
     uz = u[:, 2]
