@@ -625,21 +625,31 @@ def _plane_sdf(ps, world, s, p, d, n):
 
 def _box_sdf(ps, world, s, p, d, n):
     """Boxes: outside the distance to the clamped point, inside the nearest face (ties:
-    lowest axis, + face at 0), as solid_distance."""
+    lowest axis, + face at 0), as solid_distance. ``s`` is sorted: when it holds one box,
+    that box's pose and half sizes broadcast over the candidates instead of being gathered
+    per candidate (same products and sums)."""
+    if s[0] == s[-1]:
+        s = s[0]
     rot = world.rot[s]
     h = world.half[s]
-    q = np.einsum("kji,kj->ki", rot, p - world.a[s])
+    q = np.einsum("...ji,...j->...i", rot, p - world.a[s])
     diff = q - np.clip(q, -h, h)
     d_out = np.sqrt(np.einsum("ij,ij->i", diff, diff))
     outside = d_out > 0.0
-    depth = h - np.abs(q)
-    axis = np.argmin(depth, axis=1)
-    rows = np.arange(q.shape[0])
-    n_in = np.zeros_like(q)
-    n_in[rows, axis] = np.where(q[rows, axis] >= 0.0, 1.0, -1.0)
-    np.copyto(d, np.where(outside, d_out, -depth[rows, axis]))
-    safe = np.where(outside, d_out, 1.0)
-    np.einsum("kij,kj->ki", rot, np.where(outside[:, None], diff / safe[:, None], n_in), out=n)
+    if outside.all():  # no candidate inside: no nearest-face search
+        np.copyto(d, d_out)
+        m = diff / d_out[:, None]
+    else:  # nearest face inside, then the outside candidates overwritten
+        depth = h - np.abs(q)
+        axis = np.argmin(depth, axis=1)
+        rows = np.arange(q.shape[0])
+        m = np.zeros_like(q)
+        m[rows, axis] = np.where(q[rows, axis] >= 0.0, 1.0, -1.0)
+        np.negative(depth[rows, axis], out=d)
+        if outside.any():
+            d[outside] = d_out[outside]
+            m[outside] = diff[outside] / d_out[outside, None]
+    np.einsum("...ij,...j->...i", rot, m, out=n)  # box frame -> world
 
 
 def _other_sdf(ps, world, s, p, d, n):

@@ -868,3 +868,39 @@ def test_box_broadphase_keeps_probe_exactly_at_range():
         res = sc.evaluate(ps)
         assert res.pairs_checked == int(seen)
         assert res.distance[0] == (rng_ if seen else math.inf)
+
+
+@pytest.mark.parametrize("where", ["outside", "inside", "mixed", "two_boxes"])
+def test_box_exact_stage_bitwise_equals_point_signed_distance(where):
+    """The probes' box SDF (one box broadcast over its candidates, or several boxes gathered;
+    all candidates outside, all inside or both, points on faces and edges included) returns
+    the same bits as batch.point_signed_distance for the distance and the outward normal."""
+    from ambf_collision.probes import _box_sdf
+
+    rng = np.random.default_rng(["outside", "inside", "mixed", "two_boxes"].index(where))
+    sc = Scene(["finger", "a", "b"])
+    sc.add("a", Box([0.04, 0.06, 0.02], [0.01, 0, 0], [0.1, 0.2, 0.3, 0.9]))
+    sc.add("b", Box([0.03, 0.03, 0.08], [0, 0.02, 0], [0.0, 0.0, 0.0, 1.0]))
+    sc.pose("a", R=axis_angle_to_matrix(rng.normal(size=3), 1.1), t=[0.02, -0.01, 0.03])
+    sc.pose("b", R=axis_angle_to_matrix(rng.normal(size=3), 0.4), t=[-0.05, 0.0, 0.01])
+    world = sc.world()
+    half = np.array([[0.02, 0.03, 0.01], [0.015, 0.015, 0.04]])
+    s = np.sort(rng.integers(0, 2, 300)) if where == "two_boxes" else np.zeros(300, dtype=np.intp)
+    h = half[s]
+    scale = {"outside": (1.2, 3.0), "inside": (0.0, 0.95)}.get(where, (0.0, 2.0))
+    local = rng.uniform(-1, 1, (300, 3)) * h * rng.uniform(*scale, (300, 1))
+    if where == "outside":  # push one axis beyond its face
+        ax = rng.integers(0, 3, 300)
+        local[np.arange(300), ax] = np.sign(local[np.arange(300), ax] + 1e-12) * h[np.arange(300), ax] * 1.5
+    if where in ("mixed", "two_boxes"):
+        local[:20] = np.sign(local[:20]) * h[:20]  # corners
+        local[20:40, 0] = h[20:40, 0]  # on a face
+    # box frame -> world through the same rotation and centre as the world shapes
+    p = np.einsum("kij,kj->ki", world.rot[s], local) + world.a[s]
+    d, n = np.empty(300), np.empty((300, 3))
+    _box_sdf(None, world, s, p, d, n)
+    d_ref, _, n_ref = point_signed_distance(world, s, p)
+    inside = d_ref < 0
+    assert {"outside": inside.sum() == 0, "inside": inside.all()}.get(where, 0 < inside.sum() < 300)
+    assert d.tobytes() == np.asarray(d_ref, float).tobytes()
+    assert n.tobytes() == np.asarray(n_ref, float).tobytes()
