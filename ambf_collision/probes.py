@@ -566,6 +566,14 @@ def _body_groups(index, max_groups: int = 8, min_per_body: int = 64):
     return groups
 
 
+def _slice_if_contiguous(idx):
+    """``idx`` (ascending run of consecutive indices) as a slice, so that indexing with it
+    takes a view instead of a copy; other index arrays unchanged."""
+    if idx.size and idx[-1] - idx[0] + 1 == idx.size and np.all(np.diff(idx) == 1):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
 def _transform_grouped(R, t, groups, v, out, transpose=False):
     """``out[i] = R[b] @ v[i] (+ t[b])`` (``R[b].T @ v[i]`` with ``transpose``) for the
     entries of each ``(b, sel)`` of ``groups``: one matmul per body; returns out."""
@@ -887,13 +895,13 @@ class ProbeSet:
                     groups.append((lo, hi, fn))
             p0, p1 = first[PLANE], first[PLANE + 1]
             self._plane_rows = (p0, p1) if p1 > p0 else None
-            self._plane_shapes = order[p0:p1]
+            self._plane_shapes = _slice_if_contiguous(order[p0:p1])
             r1 = first[CAPSULE + 1]
             self._round_rows = r1 if r1 > 0 else 0
-            self._round_shapes = order[:r1]
+            self._round_shapes = _slice_if_contiguous(order[:r1])
             b0, b1 = first[BOX], first[BOX + 1]
             self._box_rows = (b0, b1) if b1 > b0 else None
-            self._box_shapes = order[b0:b1]
+            self._box_shapes = _slice_if_contiguous(order[b0:b1])
             # other bounded solids (cylinder, cone: before planes; hulls: after)
             self._solid_rows = [(a, b) for a, b in ((b1, p0), (p1, S)) if b > a]
         else:

@@ -904,3 +904,17 @@ def test_box_exact_stage_bitwise_equals_point_signed_distance(where):
     assert {"outside": inside.sum() == 0, "inside": inside.all()}.get(where, 0 < inside.sum() < 300)
     assert d.tobytes() == np.asarray(d_ref, float).tobytes()
     assert n.tobytes() == np.asarray(n_ref, float).tobytes()
+
+
+def test_slice_if_contiguous_gathers_the_same_rows():
+    """Contiguous ascending indices become a slice (a view), anything else stays an index
+    array; both select the same rows."""
+    from ambf_collision.probes import _slice_if_contiguous
+
+    a = np.arange(24.0).reshape(8, 3)
+    for idx, is_slice in (([6], True), ([2, 3, 4], True), ([5, 1, 2], False), ([1, 3], False),
+                          ([4, 3], False), ([], False)):
+        idx = np.array(idx, dtype=np.intp)
+        sel = _slice_if_contiguous(idx)
+        assert isinstance(sel, slice) == is_slice
+        assert np.array_equal(a[sel], a[idx])
