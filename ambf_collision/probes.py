@@ -566,6 +566,13 @@ def _body_groups(index, max_groups: int = 8, min_per_body: int = 64):
     return groups
 
 
+def _rows(a, index):
+    """``a[index]`` for an index array over the first axis, as ``np.take``: the same rows,
+    about 3x faster than fancy indexing for hundreds of (3,) or (3, 3) rows (the candidate
+    gathers; per-body and per-shape gathers of a few rows stay fancy indexing)."""
+    return np.take(a, index, axis=0)
+
+
 def _slice_if_contiguous(idx):
     """``idx`` (ascending run of consecutive indices) as a slice, so that indexing with it
     takes a view instead of a copy; other index arrays unchanged."""
@@ -620,7 +627,7 @@ _FACING_SLACK = 1e-9
 
 def _round_sdf(ps, world, s, p, d, n):
     """Spheres and capsules (segment a-b of radius r); fallback normals as in batch."""
-    L, _, _ = point_segment_normal(p, world.a[s], world.b[s], normal=n)
+    L, _, _ = point_segment_normal(p, _rows(world.a, s), _rows(world.b, s), normal=n)
     np.subtract(L, world.radius[s], out=d)
 
 
@@ -638,9 +645,9 @@ def _box_sdf(ps, world, s, p, d, n):
     per candidate (same products and sums)."""
     if s[0] == s[-1]:
         s = s[0]
-    rot = world.rot[s]
-    h = world.half[s]
-    q = np.einsum("...ji,...j->...i", rot, p - world.a[s])
+    rot = _rows(world.rot, s)
+    h = _rows(world.half, s)
+    q = np.einsum("...ji,...j->...i", rot, p - _rows(world.a, s))
     diff = q - np.clip(q, -h, h)
     d_out = np.sqrt(np.einsum("ij,ij->i", diff, diff))
     outside = d_out > 0.0
@@ -1004,8 +1011,8 @@ class ProbeSet:
             pi = self.cluster_order[np.repeat(self.cluster_start[ci], counts) + offs]
             sp = np.repeat(sp, counts)
         # fine test per probe against the shape's bounding sphere
-        P = self.result.position[pi]
-        diff = P - sw[sp]
+        P = _rows(self.result.position, pi)
+        diff = P - _rows(sw, sp)
         reach = self._reach[pi] + self._s_radius[sp]
         keep = np.einsum("ij,ij->i", diff, diff) <= reach * reach
         if ok is not None:
@@ -1014,7 +1021,7 @@ class ProbeSet:
         if idx.size == 0:
             return None
         if idx.size < keep.size:
-            pi, sp, P = pi[idx], sp[idx], P[idx]
+            pi, sp, P = pi[idx], sp[idx], _rows(P, idx)
         return pi, sp, P
 
     def _prune(self, body_R, body_t, world, sw, cw, hit):
@@ -1143,13 +1150,13 @@ class ProbeSet:
         d, nc = self._exact(world_shapes, pi, sp, P)
         r = self.radius[pi]
         gap = d - r
-        seen = np.einsum("ij,ij->i", nc, res.normal[pi]) < 0.0
+        seen = np.einsum("ij,ij->i", nc, _rows(res.normal, pi)) < 0.0
         seen &= gap <= self.range[pi]
         idx = np.flatnonzero(seen)
         if idx.size == 0:
             return res
         if sp[idx[0]] == sp[idx[-1]]:  # one shape seen (sp is sorted): each probe once
-            self._one_shape(res, body_R, int(self._sorder[sp[idx[0]]]), pi[idx], d[idx], nc[idx],
+            self._one_shape(res, body_R, int(self._sorder[sp[idx[0]]]), pi[idx], d[idx], _rows(nc, idx),
                             gap[idx], r[idx])
             return res
         si = self._sorder[sp[idx]]
@@ -1157,7 +1164,7 @@ class ProbeSet:
             # back to ascending shape index per probe (the order the sums below add in)
             o = np.argsort(si, kind="stable")
             idx, si = idx[o], si[o]
-        pi, d, nc, gap, r = pi[idx], d[idx], nc[idx], gap[idx], r[idx]
+        pi, d, nc, gap, r = pi[idx], d[idx], _rows(nc, idx), gap[idx], r[idx]
 
         # sums over touching shapes (one bincount over probe*3 + axis: per entry the same
         # additions in the same order as one bincount per axis)
@@ -1186,7 +1193,7 @@ class ProbeSet:
         ph, sh = p1[hit], sel[hit]
         res.in_contact[ph] = True
         res.depth[ph] = np.minimum(-gap[sh], 2.0 * r[sh])
-        res.contact_normal[ph] = nc[sh]
+        res.contact_normal[ph] = _rows(nc, sh)
         res.touching_shape[ph] = si[sh]
         res.touching_body[ph] = self.shape_body[si[sh]]
 
