@@ -730,6 +730,46 @@ def _ranges(K, M):
     return r
 
 
+def _rho_linear_roots(px, py, ux, uy, A, B, X, c0, c1, out_q, out_c, s=None):
+    """Both roots t of ``s^2 rho(t)^2 = (c0 + c1 t)^2`` on the line ``p + t u`` (``rho``: distance
+    from the local z axis; ``A``, ``B``, ``X`` from :func:`_radial_terms`; ``c0``, ``c1``, ``s``
+    (K, M); ``s`` None means 1), as the stable pair ``q / a`` into ``out_q`` and ``c / q`` into
+    ``out_c`` (no cancellation; nan where both vanish). A negative discriminant is clamped to 0
+    (the vertex). Overwrites ``c0`` and ``c1``."""
+    vx = c0 * ux[:, None]
+    vx -= c1 * px[:, None]
+    vy = c0 * uy[:, None]
+    vy -= c1 * py[:, None]
+    vx *= vx
+    vy *= vy
+    vx += vy
+    rr = (px * px + py * py)[:, None]
+    b = c0 * c1
+    if s is None:
+        vx -= (X * X)[:, None]
+        np.maximum(vx, 0.0, out=vx)
+        q = np.sqrt(vx, out=vx)
+        np.subtract(B[:, None], b, out=b)
+        a, c = A[:, None], rr
+    else:
+        s2 = s * s
+        vx -= s2 * (X * X)[:, None]
+        np.maximum(vx, 0.0, out=vx)
+        q = np.sqrt(vx, out=vx)
+        q *= np.abs(s)
+        np.subtract(s2 * B[:, None], b, out=b)
+        a, c = s2 * A[:, None], s2 * rr
+    np.copysign(q, b, out=q)
+    q += b
+    np.negative(q, out=q)  # roots of a t^2 + 2 b t + c: q / a and c / q
+    c1 *= c1
+    np.subtract(a, c1, out=c1)
+    np.divide(q, c1, out=out_q)
+    c0 *= c0
+    np.subtract(c, c0, out=c0)
+    np.divide(c0, q, out=out_c)
+
+
 def _radial_terms(px, py, ux, uy):
     """Radial quadratic of the segment ``p + t u`` about the local z axis:
     ``rho(t)^2 = A t^2 + 2 B t + (px^2 + py^2)``; ``X = (p x u)_z`` (``|u_xy|`` times the
@@ -773,27 +813,8 @@ def _cylinder_segment_t(qa, u, h):
         c0 = pz[:, None] * _CYL_ZSIGN
         c0 += (R - H)[:, None]
         c0[:, 0] = R
-        vx = c0 * ux[:, None]
-        vx -= c1 * px[:, None]
-        vy = c0 * uy[:, None]
-        vy -= c1 * py[:, None]
-        vx *= vx
-        vy *= vy
-        vx += vy
-        vx -= (X * X)[:, None]  # discriminant; < 0: no real root (the vertex is a harmless extra)
-        np.maximum(vx, 0.0, out=vx)
-        q = np.sqrt(vx, out=vx)
-        b = c0 * c1
-        np.subtract(B[:, None], b, out=b)
-        np.copysign(q, b, out=q)
-        q += b
-        np.negative(q, out=q)  # roots of a t^2 + 2 b t + c: q / a and c / q (no cancellation)
-        c1 *= c1
-        np.subtract(A[:, None], c1, out=c1)
-        np.divide(q, c1, out=T[:, 3:6])
-        c0 *= c0
-        np.subtract((px * px + py * py)[:, None], c0, out=c0)
-        np.divide(c0, q, out=T[:, 6:9])
+        # rho = R (a negative discriminant gives the vertex: a harmless extra candidate)
+        _rho_linear_roots(px, py, ux, uy, A, B, X, c0, c1, T[:, 3:6], T[:, 6:9])
         np.divide(H[:, None] * _CYL_HSIGN - pz[:, None], uz[:, None], out=T[:, 9:12])
     np.fmax(T, 0.0, out=T)  # nan (0/0) -> 0
     np.fmin(T, 1.0, out=T)
@@ -984,25 +1005,7 @@ def _cone_segment_t(qa, u, h):
         T[:, 3] = T[:, 2] + k * np.abs(X) / (A * np.sqrt(A - k * k))  # nan when |k| >= sqrt(A)
         T[:, 4] = -(B + (pz - H) * uz) / (A + uz * uz)  # the apex (0, 0, H) projected on the line
         T[:, 5] = -w / uz  # z = -H
-        vx = E0 * ux[:, None]
-        vx -= E1 * px[:, None]
-        vy = E0 * uy[:, None]
-        vy -= E1 * py[:, None]
-        vx *= vx
-        vy *= vy
-        vx += vy
-        S2 = S * S
-        vx -= S2 * (X * X)[:, None]
-        np.maximum(vx, 0.0, out=vx)
-        q = np.sqrt(vx, out=vx)
-        q *= np.abs(S)  # sqrt of the discriminant of a t^2 + 2 b t + c
-        b = E0 * E1
-        np.subtract(S2 * B[:, None], b, out=b)
-        np.copysign(q, b, out=q)
-        q += b
-        np.negative(q, out=q)
-        np.divide(q, S2 * A[:, None] - E1 * E1, out=T[:, 6:11])
-        np.divide(S2 * (px * px + py * py)[:, None] - E0 * E0, q, out=T[:, 11:16])
+        _rho_linear_roots(px, py, ux, uy, A, B, X, E0, E1, T[:, 6:11], T[:, 11:16], S)
     np.fmax(T, 0.0, out=T)  # nan -> 0
     np.fmin(T, 1.0, out=T)
 
