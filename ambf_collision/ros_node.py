@@ -137,27 +137,19 @@ class Scene:
         else:
             self.model = _EmptyModel()
         self.probe_set = None
+        self._probe_run = None
         specs = []
         if self.probe_paths:
-            from ambf_collision.probes import ProbeSet, load_probe_file
+            from ambf_collision.probes import load_probe_file
 
             for p in self.probe_paths:
                 specs += load_probe_file(p, self.model.body_names)
             if specs and getattr(self.model, "link_shapes", None) is not None:
-                m = self.model
-                self.probe_set = ProbeSet.from_shapes(specs, m.body_names, m.shapes,
-                                                      m.shape_body, groups_of=m.groups_of)
+                self._probe_run, self.probe_set = mon.model_probe_evaluator(self.model, specs)
 
     def probe_callable(self):
         """``probes(model, data, result)`` for the monitor, or None without probes."""
-        ps = self.probe_set
-        if ps is None:
-            return None
-        world = self.model.link_shapes.world  # the model's reused world-shape buffer
-
-        def run(model, data, result):
-            return ps.evaluate(result.body_R, result.body_t, world)
-        return run
+        return self._probe_run
 
 
 # ----------------------------------------------------------------------------- the node
