@@ -281,9 +281,15 @@ class Model:
                 raise ValueError(f"root pose of {files[f]}: must be finite")
             data.file_R[f], data.file_t[f] = R, t
 
-    def evaluate(self, data: Data, root_poses=None, report_distance: float = 0.05) -> EvaluationResult:
+    def evaluate(self, data: Data, root_poses=None, report_distance: float = 0.05,
+                 near_only: bool = False) -> EvaluationResult:
         """Pose all bodies, compute all checked pairs' signed distances, report contacts below
-        ``report_distance`` (m), closest first."""
+        ``report_distance`` (m), closest first.
+
+        ``near_only=True`` (what the node uses): a pair proven farther than both
+        ``report_distance`` and the smallest pair distance keeps a lower bound of its distance
+        instead of the exact value (``data.exact`` is False for it). Contacts, ``min_distance``
+        and ``closest`` are the same as with ``near_only=False``."""
         if root_poses is not None:
             self.set_root_poses(data, root_poses)
         self.tree.forward(data.q, data.file_R, data.file_t, data.body_R, data.body_t)

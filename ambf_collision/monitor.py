@@ -540,7 +540,7 @@ class CollisionMonitor:
         if self.merger.joint_names:
             model.set_joint_positions(data, self.merger.joint_names, self.merger.positions)
         result = model.evaluate(data, root_poses=root_poses,
-                                report_distance=self.config.report_distance)
+                                report_distance=self.config.report_distance, near_only=True)
         probe_result = self.probes(model, data, result) if self.probes is not None else None
         out.compute_time = time.perf_counter() - t0
         out.evaluated = True

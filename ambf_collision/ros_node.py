@@ -111,7 +111,7 @@ class _EmptyModel:
     def set_joint_positions(self, data, names, positions):
         return list(names)
 
-    def evaluate(self, data, root_poses=None, report_distance=0.05):
+    def evaluate(self, data, root_poses=None, report_distance=0.05, near_only=False):
         from types import SimpleNamespace
 
         import numpy as np

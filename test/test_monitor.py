@@ -51,7 +51,7 @@ class ScriptedModel:
                 unknown.append(n)
         return unknown
 
-    def evaluate(self, data, root_poses=None, report_distance=0.05):
+    def evaluate(self, data, root_poses=None, report_distance=0.05, near_only=False):
         self.calls.append(data.q.copy())
         d = 1.0 - (data.q[0] if data.q.size else 0.0)
         c = dict(body_1="x", body_2="y", shape_1=-1, shape_2=-1, distance=d,
