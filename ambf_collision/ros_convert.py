@@ -33,6 +33,10 @@ _SLOTS = all(f"_{k}" in ProbeState.__slots__ for k in
 """True when the generated message classes store fields in '_<name>' slots (all rosidl
 versions so far); then :class:`ProbeArrayWriter` writes the slots directly."""
 
+_CONTACT_SLOTS = _SLOTS and all(f"_{k}" in Contact.__slots__ for k in (
+    "body_1", "body_2", "shape_1", "shape_2", "distance")) and "_contacts" in ContactArray.__slots__
+"""The same for ``Contact`` / ``ContactArray`` (:class:`ContactArrayWriter`)."""
+
 
 def stamp_msg(seconds: float) -> Time:
     """``builtin_interfaces/Time`` of ``seconds`` (>= 0; negative or non-finite -> 0)."""
@@ -56,11 +60,18 @@ def _distance(d: float) -> float:
 
 
 class ContactArrayWriter:
-    """One reused ``ContactArray``; :meth:`fill` writes a cycle's output into it."""
+    """One reused ``ContactArray``; :meth:`fill` writes a cycle's output into it.
+
+    The ``Contact`` messages (with their nested points) are created once and reused: a cycle
+    writes their slots from one array of all contacts' vectors (sanitised and converted to
+    Python floats at once), the same values :func:`contact_msg` gives, without the per-field
+    checks of the generated constructors and setters. Contacts of a previous ``fill`` are
+    overwritten (as the array itself is)."""
 
     def __init__(self, world_frame: str):
         self.msg = ContactArray()
         self.msg.header.frame_id = world_frame
+        self._pool = []  # (Contact, point_1, point_2, position, normal) per reused message
 
     def fill(self, out, stamp: Time) -> ContactArray:
         """``out``: a ``monitor.MonitorOutput`` (status, min_distance, pairs_checked, contacts)."""
@@ -69,7 +80,28 @@ class ContactArrayWriter:
         m.status = int(out.status)
         m.min_distance = _distance(float(out.min_distance))
         m.pairs_checked = int(out.pairs_checked)
-        m.contacts = [contact_msg(c) for c in out.contacts]
+        contacts = out.contacts
+        if not _CONTACT_SLOTS:
+            m.contacts = [contact_msg(c) for c in contacts]
+            return m
+        n = len(contacts)
+        pool = self._pool
+        while len(pool) < n:
+            c = Contact()
+            pool.append((c, c.point_1, c.point_2, c.position, c.normal))
+        if n:
+            vectors = _finite_rows([(c.point_1, c.point_2, c.position, c.normal)
+                                    for c in contacts])  # (n, 4, 3) Python floats
+            for (cm, p1, p2, pos, nrm), c, (v1, v2, vp, vn) in zip(pool, contacts, vectors):
+                d = float(c.distance)
+                cm._body_1, cm._body_2 = str(c.body_1), str(c.body_2)
+                cm._shape_1, cm._shape_2 = int(c.shape_1), int(c.shape_2)
+                cm._distance = d if math.isfinite(d) else 0.0
+                p1._x, p1._y, p1._z = v1
+                p2._x, p2._y, p2._z = v2
+                pos._x, pos._y, pos._z = vp
+                nrm._x, nrm._y, nrm._z = vn
+        m._contacts = [p[0] for p in pool[:n]]
         return m
 
 

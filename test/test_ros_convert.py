@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("rclpy", reason="rclpy not importable: run through `make test`")
 pytest.importorskip("ambf_collision.msg", reason="messages not built: run through `make test`")
 
+from ambf_collision.msg import ContactArray  # noqa: E402
 from ambf_collision.ros_convert import (  # noqa: E402
     ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter, contact_msg, stamp_msg)
 
@@ -52,6 +53,32 @@ def test_contact_array_writer_reuses_message_and_never_emits_nan():
     out2 = SimpleNamespace(status=2, min_distance=math.nan, pairs_checked=0, contacts=[])
     m2 = w.fill(out2, stamp_msg(6.0))
     assert m2 is m and m.contacts == [] and m.min_distance == math.inf and m.status == 2
+
+
+def test_contact_array_writer_reused_contacts_equal_fresh_messages():
+    """The writer's reused Contact messages carry exactly what contact_msg (the generated
+    constructors) builds, through cycles whose contact count grows, shrinks and grows again,
+    with non-finite values and int32 extremes; nothing of a previous cycle remains."""
+    from rclpy.serialization import serialize_message
+
+    rng = np.random.default_rng(7)
+    w = ContactArrayWriter("world")
+    for cycle, n in enumerate([3, 1, 0, 4, 2]):
+        cs = [_contact(float(rng.normal()), rng.normal(size=3), rng.normal(size=3),
+                       rng.normal(size=3), b1=f"/w/b{cycle}{i}", b2=f"/w/c{i}")
+              for i in range(n)]
+        if n >= 2:
+            cs[1].distance, cs[1].point_1[0], cs[1].normal[2] = math.nan, math.inf, -math.inf
+            cs[0].shape_1, cs[0].shape_2 = 2**31 - 1, -2**31
+        out = SimpleNamespace(status=cycle, min_distance=0.5, pairs_checked=9, contacts=cs)
+        m = w.fill(out, stamp_msg(10.0 + cycle))
+        expect = [contact_msg(c) for c in cs]
+        assert m.contacts == expect, cycle
+        assert serialize_message(m) == serialize_message(ContactArray(
+            header=m.header, status=cycle, min_distance=0.5, pairs_checked=9, contacts=expect))
+        if n >= 2:
+            bad = m.contacts[1]
+            assert (bad.distance, bad.point_1.x, bad.normal.z) == (0.0, 0.0, 0.0)
 
 
 def test_probe_array_writer_maps_arrays_and_touching_body():
