@@ -138,6 +138,7 @@ class MonitorOutput:
     evaluation_rate: float = 0.0  # evaluations per second over the recent window
     dropped_contacts: int = 0  # non-finite contacts removed from this output
     result: object = None  # the model's EvaluationResult (for markers / pictures), or None
+    contact_vectors: object = None  # (len(contacts), 4, 3) point_1, point_2, position, normal
     warnings: list = field(default_factory=list)  # throttled warnings to log now
 
 
@@ -176,7 +177,7 @@ class JointStateMerger:
     @property
     def has_state(self) -> bool:
         """True when every required joint has been received (always true without joints)."""
-        return bool(self.received[self.required].all())
+        return bool(np.logical_and.reduce(self.received, where=self.required))
 
     @property
     def bad(self) -> bool:
@@ -193,10 +194,10 @@ class JointStateMerger:
         caller knows it already."""
         if not (self.has_state if has_state is None else has_state):
             return math.inf
-        stamps = self.joint_stamps[self.required]
-        if not stamps.size:
-            return 0.0
-        return max(0.0, now - float(stamps.min()))
+        # +inf only when no joint is required (received stamps are finite; a +inf stamp
+        # would give max(0, now - inf) = 0 as well)
+        oldest = float(np.minimum.reduce(self.joint_stamps, where=self.required, initial=math.inf))
+        return 0.0 if oldest == math.inf else max(0.0, now - oldest)
 
     NAMES_CACHE_SIZE = 64  # distinct name lists remembered (cleared when full)
 
@@ -548,17 +549,28 @@ class CollisionMonitor:
         self.evaluations += 1
         self._eval_times.append(float(now))
 
-        all_finite = getattr(result, "contacts_finite", None)  # vectorised check (Model)
-        if all_finite is not None and all_finite():
-            contacts = list(result.contacts)
-        else:
-            contacts = []
-            for c in result.contacts:
-                if math.isfinite(float(c.distance)) and all(
-                        _finite_vec(getattr(c, k)) for k in _CONTACT_VECTORS):
-                    contacts.append(c)
-                else:
-                    out.dropped_contacts += 1
+        contacts = list(result.contacts)
+        if contacts:
+            # every contact's vectors in one array: one finiteness test for all of them, and
+            # the message conversion reads the values from it (out.contact_vectors)
+            try:
+                vectors = np.array([[c.point_1, c.point_2, c.position, c.normal]
+                                    for c in contacts], dtype=float).reshape(len(contacts), 4, 3)
+            except (TypeError, ValueError):  # not 3-vectors: checked one by one, no array
+                vectors = None
+                keep = [math.isfinite(float(c.distance)) and all(
+                    _finite_vec(getattr(c, k)) for k in _CONTACT_VECTORS) for c in contacts]
+            else:
+                keep = None
+                if not (np.isfinite(vectors).all()
+                        and all(math.isfinite(float(c.distance)) for c in contacts)):
+                    keep = (np.isfinite(vectors).all(axis=(1, 2)) & np.array(
+                        [math.isfinite(float(c.distance)) for c in contacts], dtype=bool)).tolist()
+                    vectors = vectors[keep]
+            if keep is not None and not all(keep):
+                out.dropped_contacts = len(keep) - sum(keep)
+                contacts = [c for c, k in zip(contacts, keep) if k]
+            out.contact_vectors = vectors
         if out.dropped_contacts:
             self._warn("nan:contacts",
                        f"dropped {out.dropped_contacts} contact(s) with non-finite values", now)

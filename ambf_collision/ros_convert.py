@@ -90,8 +90,10 @@ class ContactArrayWriter:
             c = Contact()
             pool.append((c, c.point_1, c.point_2, c.position, c.normal))
         if n:
-            vectors = _finite_rows([(c.point_1, c.point_2, c.position, c.normal)
-                                    for c in contacts])  # (n, 4, 3) Python floats
+            vectors = getattr(out, "contact_vectors", None)  # the monitor's (n, 4, 3) array
+            if not (isinstance(vectors, np.ndarray) and vectors.shape == (n, 4, 3)):
+                vectors = [(c.point_1, c.point_2, c.position, c.normal) for c in contacts]
+            vectors = _finite_rows(vectors)  # (n, 4, 3) Python floats
             for (cm, p1, p2, pos, nrm), c, (v1, v2, vp, vn) in zip(pool, contacts, vectors):
                 d = float(c.distance)
                 cm._body_1, cm._body_2 = str(c.body_1), str(c.body_2)

@@ -434,6 +434,54 @@ def test_merger_age_and_missing():
     assert j.age(1.25) == pytest.approx(0.25) and j.missing() == []
 
 
+def test_merger_age_is_the_oldest_required_stamp():
+    """has_state and age look at the required joints only: an unrequired joint never received
+    or with an old stamp does not count; no required joint: state present, age 0."""
+    j = JointStateMerger(["a", "b", "c"])
+    j.required[:] = [True, False, True]
+    j.update(["a"], [0.0], 1.0, 1.0)
+    assert not j.has_state and j.age(2.0) == math.inf
+    j.update(["b"], [0.0], 0.5, 1.0)  # oldest stamp, but b is not required
+    j.update(["c"], [0.0], 1.5, 1.5)
+    assert j.has_state and j.age(2.0) == 1.0  # 2.0 - a's 1.0
+    assert j.age(0.25) == 0.0  # stamps ahead of now: never negative
+    j.update(["a"], [0.0], 1.75, 1.75)
+    assert j.age(2.0) == 0.5  # now c (1.5) is the oldest required
+    j.required[:] = False
+    assert j.has_state and j.age(2.0) == 0.0
+    j.required[:] = [False, True, False]
+    assert j.age(2.0) == 1.5
+
+
+def test_contact_vectors_match_the_kept_contacts():
+    """out.contact_vectors (what the message conversion reads) holds, row by row, point_1,
+    point_2, position, normal of exactly the published contacts, also after a contact with a
+    non-finite value (or distance) was dropped before and after others."""
+    rows = lambda k: [np.array([k, 2.0 * k, 3.0]) + i for i in range(4)]
+    cs = []
+    for k, bad in enumerate(["", "normal", "", "distance", ""]):
+        p1, p2, pos, n = rows(float(k))
+        if bad == "normal":
+            n[1] = np.inf
+        cs.append(SimpleNamespace(body_1="x", body_2="y", shape_1=-1, shape_2=-1,
+                                  distance=math.nan if bad == "distance" else 0.01 * k,
+                                  point_1=p1, point_2=p2, position=pos, normal=n))
+    model = ScriptedModel()
+    model.evaluate = lambda *a, **k: SimpleNamespace(min_distance=0.0, pairs_checked=5,
+                                                     distances=np.zeros(5), contacts=cs)
+    m = CollisionMonitor(model, MonitorConfig())
+    m.on_joint_state(["a", "b", "c"], [0, 0, 0], 1.0, 1.0)
+    out = m.step(1.0)
+    assert out.contacts == [cs[0], cs[2], cs[4]] and out.dropped_contacts == 2
+    expect = np.array([rows(0.0), rows(2.0), rows(4.0)])
+    np.testing.assert_array_equal(out.contact_vectors, expect)
+    cs[1].normal[:] = rows(1.0)[3]
+    cs[3].distance = 0.03
+    out = m.step(2.0)
+    assert out.contacts == cs and out.dropped_contacts == 0
+    np.testing.assert_array_equal(out.contact_vectors, [rows(float(k)) for k in range(5)])
+
+
 # ----------------------------------------------------------------------------- cached checks
 
 
@@ -502,8 +550,8 @@ def test_real_model_non_finite_contact_row_is_dropped(tmp_path):
         ("A", "B", 0.05), ("B", "C", 0.15)]
     real = model.pair_distance.compute
 
-    def faulty(world):
-        r = real(world)
+    def faulty(world, *near):
+        r = real(world, *near)
         r.point_2[0, 2] = np.nan  # pair 0 is (A, B)
         return r
     model.pair_distance.compute = faulty
