@@ -1183,8 +1183,11 @@ class ProbeSet:
         if idx.size == 0:
             return res
         if sp[idx[0]] == sp[idx[-1]]:  # one shape seen (sp is sorted): each probe once
-            self._one_shape(res, body_R, int(self._sorder[sp[idx[0]]]), pi[idx], d[idx], _rows(nc, idx),
-                            gap[idx], r[idx])
+            s0 = int(self._sorder[sp[idx[0]]])
+            if idx.size == pi.size:  # every candidate seen: nothing to select
+                self._one_shape(res, body_R, s0, pi, d, nc, gap, r)
+            else:
+                self._one_shape(res, body_R, s0, pi[idx], d[idx], _rows(nc, idx), gap[idx], r[idx])
             return res
         si = self._sorder[sp[idx]]
         if self._reordered:
@@ -1232,15 +1235,19 @@ class ProbeSet:
         once: no sums, no nearest-per-probe search)."""
         res.distance[pi] = gap
         touch = gap < 0.0
-        if not touch.any():
+        if touch.all():  # every seen probe touches: nothing to select
+            pt, rt, dt, gt, nt = pi, r, d, gap, nc
+        elif touch.any():
+            t = np.flatnonzero(touch)
+            pt, rt, dt, gt, nt = pi[t], r[t], d[t], gap[t], _rows(nc, t)
+        else:
             return
-        pt, rt = pi[touch], r[touch]
-        dpen = np.minimum(np.maximum(rt - d[touch], 0.0), 2.0 * rt)  # clip(., 0, 2r)
-        nt = nc[touch]
+        two_r = 2.0 * rt
+        dpen = np.minimum(np.maximum(rt - dt, 0.0), two_r)  # clip(., 0, 2r)
         res.force[pt] = (self.stiffness[pt] * dpen)[:, None] * nt
-        res.area[pt] = np.pi * (2.0 * rt * dpen - dpen * dpen)
+        res.area[pt] = np.pi * (two_r * dpen - dpen * dpen)
         res.in_contact[pt] = True
-        res.depth[pt] = np.minimum(-gap[touch], 2.0 * rt)
+        res.depth[pt] = np.minimum(-gt, two_r)
         res.contact_normal[pt] = nt
         res.touching_shape[pt] = s0
         res.touching_body[pt] = self.shape_body[s0]
