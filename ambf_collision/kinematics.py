@@ -145,6 +145,7 @@ class KinematicTree:
         root_loc[:, 3, 3] = 1.0
         self._root_loc = root_loc
         self._root_buf = np.empty((len(roots), 4, 4))
+        self._root_key = None  # bytes of the file poses the root rows of _body_T were made from
         self._single_file = self.n_files == 1
         self._file_T = np.zeros((self.n_files, 4, 4))
         self._file_T[:, 3, 3] = 1.0
@@ -155,6 +156,11 @@ class KinematicTree:
         W, T = self._body_T, self._T
         self._plan = [((W[p], T[k], W[c]), None) if buf is None else ((k, p, c), buf)
                       for k, p, c, buf in self._plan]
+
+        # Joint-type shortcuts: every joint revolute -> the angle is q itself; no prismatic
+        # joint -> the prismatic coefficient stays 0 (both exact: q * 1 == q, 0 * q == 0).
+        self._all_rev = bool(self.is_rev.all())
+        self._any_pri = bool(self.is_pri.any())
 
         # Per-cycle buffers (reused).
         self._jR = np.empty((J, 3, 3))
@@ -186,11 +192,12 @@ class KinematicTree:
     def _joint_T(self, q: np.ndarray) -> np.ndarray:
         """Homogeneous parent-to-child transforms (J,4,4) at ``q``; reused buffer."""
         c = self._coef
-        ang = np.multiply(q, self.is_rev, out=self._ang)
+        ang = q if self._all_rev else np.multiply(q, self.is_rev, out=self._ang)
         np.sin(ang, out=c[:, 0, 1])
         np.cos(ang, out=c[:, 0, 2])
         np.subtract(1.0, c[:, 0, 2], out=c[:, 0, 2])
-        np.multiply(q, self.is_pri, out=c[:, 0, 3])
+        if self._any_pri:
+            np.multiply(q, self.is_pri, out=c[:, 0, 3])
         np.matmul(c, self._blocks, out=self._T34)
         return self._T
 
@@ -210,15 +217,19 @@ class KinematicTree:
         ``q`` (J,) joint positions; ``file_R`` (F,3,3), ``file_t`` (F,3) per-file root poses.
         """
         W = self._body_T
-        fT = self._file_T
-        fT[:, :3, :3] = file_R
-        fT[:, :3, 3] = file_t
-        r = self.roots
-        if self._single_file:
-            np.matmul(fT[0], self._root_loc, out=self._root_buf)
-        else:
-            np.matmul(fT[self.root_file], self._root_loc, out=self._root_buf)
-        W[r] = self._root_buf
+        # The root rows of W depend on the file poses only: recomputed when those change
+        # (compared as bytes; nothing else writes these rows).
+        key = (np.asarray(file_R, float).tobytes(), np.asarray(file_t, float).tobytes())
+        if key != self._root_key:
+            fT = self._file_T
+            fT[:, :3, :3] = file_R
+            fT[:, :3, 3] = file_t
+            if self._single_file:
+                np.matmul(fT[0], self._root_loc, out=self._root_buf)
+            else:
+                np.matmul(fT[self.root_file], self._root_loc, out=self._root_buf)
+            W[self.roots] = self._root_buf
+            self._root_key = key
         if self.n_joints:
             T = self._joint_T(np.asarray(q, float))
             mm = np.matmul
