@@ -813,7 +813,6 @@ class ProbeSet:
             cc[j] = 0.5 * (pts.min(0) + pts.max(0))
             cr[j] = float(np.max(np.linalg.norm(pts - cc[j], axis=1) + reach[c]))
         self.cluster_center, self.cluster_radius = cc, cr
-        self._cluster_groups = _body_groups(self.cluster_body)
         # clusters whose members share one sensor normal: the normal (body frame) and the
         # members' smallest height p . n along it (their sensor planes), for the facing test
         cn = np.zeros((C, 3))
@@ -824,6 +823,7 @@ class ProbeSet:
                 cn[j] = nl[0]
                 front[j] = float(np.min(self.local_position[c] @ nl[0]))
         self._cluster_normal, self._cluster_front = cn, front
+        self._cluster_front_slack = front - _FACING_SLACK  # -inf: members with different normals, never pruned
         self._any_uniform = bool(np.any(np.isfinite(front)))
         self._cluster_slack = cr + _PLANE_SLACK  # plane/box tests: centre distance beyond this
         self._cluster_slack_sq = self._cluster_slack ** 2
@@ -841,9 +841,12 @@ class ProbeSet:
             self._member_ok = None if ok.all() else ok
 
         # reused buffers (broadphase in (shape, cluster) layout, shapes ordered by kind)
-        self._shape_w = np.empty((S, 3))
-        self._cluster_w = np.empty((C, 3))
-        self._cluster_n = np.empty((C, 3))
+        # world shape centres, cluster centres and cluster sensor normals: one buffer, moved
+        # by one einsum per cycle (local points and their bodies: _compile_kinds)
+        self._pt_world = np.empty((S + 2 * C, 3))
+        self._shape_w = self._pt_world[:S]
+        self._cluster_w = self._pt_world[S:S + C]
+        self._cluster_n = self._pt_world[S + C:]
         self._front = np.empty(C)
         self._d2 = np.empty((S, C))
         small = S * C <= 2048
@@ -952,6 +955,9 @@ class ProbeSet:
         self._reordered = bool(np.any(order != np.arange(S)))
         self._s_body = self.shape_body[order]
         self._s_center = np.ascontiguousarray(self.shape_center[order])
+        self._pt_local = np.concatenate([self._s_center, self.cluster_center, self._cluster_normal])
+        self._pt_body = np.concatenate([self._s_body, self.cluster_body, self.cluster_body])
+        self._pt_moved = self._pt_body[:S + len(self.cluster_body)]  # points (not normals): + t
         self._s_radius = self.shape_radius[order]
         cr = self.cluster_radius
         # (S, C) bound of |cluster centre - shape centre|^2; inf stays inf
@@ -995,14 +1001,10 @@ class ProbeSet:
         S, C = self._d2.shape
         if C == 0 or S == 0:
             return None
-        sw = self._shape_w
-        np.einsum("nij,nj->ni", body_R[self._s_body], self._s_center, out=sw)
-        sw += body_t[self._s_body]
-        cw = self._cluster_w
-        if self._cluster_groups is not None:
-            _transform_grouped(body_R, body_t, self._cluster_groups, self.cluster_center, cw)
-        else:
-            _transform(body_R, body_t, self.cluster_body, self.cluster_center, cw)
+        pw = self._pt_world  # shape centres, cluster centres, cluster normals (world)
+        np.einsum("nij,nj->ni", _rows(body_R, self._pt_body), self._pt_local, out=pw)
+        pw[:S + C] += _rows(body_t, self._pt_moved)
+        sw, cw = self._shape_w, self._cluster_w
         d2, diff, hit = self._d2, self._diff, self._hit
         if diff is not None:  # small: one (S, C, 3) difference
             np.subtract(sw[:, None, :], cw[None, :, :], out=diff)
@@ -1094,14 +1096,9 @@ class ProbeSet:
         solids = [(a, b) for a, b in self._solid_rows if True in rows[a:b]]
         if not (planes or boxes or rounds or solids):
             return
-        nw, front = self._cluster_n, self._front
-        if self._cluster_groups is not None:
-            _transform_grouped(body_R, None, self._cluster_groups, self._cluster_normal, nw)
-        else:
-            _transform(body_R, None, self.cluster_body, self._cluster_normal, nw)
-        np.einsum("ij,ij->i", body_t[self.cluster_body], nw, out=front)
-        front += self._cluster_front  # -inf: members with different normals, never pruned
-        front -= _FACING_SLACK
+        nw, front = self._cluster_n, self._front  # nw: rotated by _broadphase
+        np.einsum("ij,ij->i", _rows(body_t, self.cluster_body), nw, out=front)
+        front += self._cluster_front_slack
         if planes:
             hit[p0:p1] &= pn @ nw.T <= _FACING_SLACK
         if rounds:
