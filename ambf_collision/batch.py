@@ -28,6 +28,7 @@ __all__ = ["WorldShapes", "LinkShapes", "PairDistance", "PairResult", "point_sig
            "shape_at"]
 
 SOLID_KINDS = (BOX, CYLINDER, CONE, PLANE, CONVEX)
+BOUND_MARGIN = 1e-9  # m: a pair is left bounded only if its lower bound exceeds the cutoff by this
 
 
 class WorldShapes:
@@ -180,11 +181,14 @@ class PairResult:
     """Per-pair arrays (reused buffers): ``distance (P,)`` signed (m), ``point_1``,
     ``point_2``, ``normal`` (unit, shape 1 -> shape 2), ``position`` (midpoint), all (P,3).
     ``point_1`` and ``point_2`` are the two halves of ``points (2P,3)`` (one scatter fills
-    either witness of any pair)."""
+    either witness of any pair). ``exact (P,)`` bool: False for a pair that
+    ``PairDistance.compute(world, near)`` only bounded: its ``distance`` is a lower bound and its
+    witnesses are reference points inside the two shapes (see :meth:`PairDistance.compute`)."""
 
-    __slots__ = ("distance", "points", "point_1", "point_2", "normal", "position")
+    __slots__ = ("distance", "points", "point_1", "point_2", "normal", "position", "exact")
 
     def __init__(self, n: int):
+        self.exact = np.ones(n, dtype=bool)
         self.distance = np.zeros(n)
         self.points = np.zeros((2 * n, 3))
         self.point_1 = self.points[:n]
@@ -246,13 +250,18 @@ class PairDistance:
                 if hasattr(sd, "compile_hulls"):
                     hull = sd.compile_hulls(hull)
             groups.append((kind, sel, hull))
-        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n)
+        src = getattr(link_shapes, "local", link_shapes)
+        outer, inner = centre_radii(kinds, src.half)
+        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, outer, inner)
         # solid - solid through coal, one call per pair; pairs with a plane are closed form
         self._ss = np.flatnonzero(~round1 & ~round2)
         with_plane = (k1[self._ss] == PLANE) | (k2[self._ss] == PLANE)
         self._ss_plane = self._ss[with_plane]
         self._ss_coal = self._ss[~with_plane]
         self._coal_shapes = np.unique(pairs[self._ss_coal]) if self._ss_coal.size else np.zeros(0, np.intp)
+        i1, i2 = pairs[self._ss_coal, 0], pairs[self._ss_coal, 1]
+        self._coal_outer = outer[i1] + outer[i2]     # centre distance minus these: bounds
+        self._coal_inner = inner[i1] + inner[i2]
         self._coal = None  # built on first use: coal is only imported when solid pairs exist
         self._link_shapes = link_shapes
 
@@ -269,16 +278,42 @@ class PairDistance:
                  for k, (i, j) in zip(self._ss_coal, self.pairs[self._ss_coal])]
         self._coal = (cb, list(tf.items()), pairs, cb.distance_request(), coal.DistanceResult())
 
-    def compute(self, world: WorldShapes) -> PairResult:
+    def compute(self, world: WorldShapes, near=None) -> PairResult:
         """Distances, witness points and normals of all pairs for the shapes in ``world``.
-        Returns the reused result buffers (copy what you keep)."""
+        Returns the reused result buffers (copy what you keep).
+
+        ``near`` (m, optional): only pairs that may be closer than ``near`` or than the smallest
+        pair distance need exact values. Sphere/capsule pairs and pairs with a plane or a hull
+        are always exact; a pair of a sphere/capsule or a box, cylinder or cone with a box,
+        cylinder or cone whose conservative lower bound exceeds both (plus
+        ``BOUND_MARGIN``) is not computed: ``exact`` is False for it, ``distance`` holds the
+        lower bound, its witnesses are a reference point in each shape (a solid's centre, the
+        capsule axis point closest to it) and ``normal`` the unit vector between them. Every
+        pair below ``near`` and the smallest distance are then the same as without ``near``."""
         res = self.result
+        bounded = near is not None
+        if not bounded:
+            res.exact.fill(True)
+        known = np.inf
         if self._cc.size:
             self._compute_cc(world)
+            if bounded:
+                known = float(self._cc_out[0].min())
+        if self._ss_plane.size:
+            self._compute_ss_plane(world)
+            if bounded:
+                known = min(known, float(res.distance[self._ss_plane].min()))
+        coal_upper = self._coal_bounds(world) if bounded and self._ss_coal.size else np.inf
         if self._cs.size:
-            self._cs.compute(world, res)
-        if self._ss.size:
-            self._compute_ss(world)
+            known = min(known, self._cs.prepare(world, bounded))
+        cutoff = None
+        if bounded:
+            cutoff = max(float(near), min(known, coal_upper))
+            cutoff += BOUND_MARGIN
+        if self._cs.size:
+            self._cs.finish(res, cutoff, world)
+        if self._ss_coal.size:
+            self._compute_ss_coal(world, cutoff)
         return res
 
     def _compute_cc(self, world):
@@ -294,23 +329,54 @@ class PairDistance:
             res.normal[idx] = nrm.T
             res.position[idx] = pos.T
 
-    def _compute_ss(self, world):
+    def _coal_bounds(self, world) -> float:
+        """Bounds of the solid - solid pairs that go through coal (box, cylinder, cone: centre
+        distance minus the outer / inner radii; hull: unbounded). The lower bound and the
+        centres are written into the result as the values of pairs left bounded. Returns the
+        smallest upper bound (m)."""
+        res, idx = self.result, self._ss_coal
+        c1 = world.a[self.pairs[idx, 0]]
+        c2 = world.a[self.pairs[idx, 1]]
+        v = c2 - c1
+        norm = np.sqrt(np.vecdot(v, v))
+        self._coal_lower = norm - self._coal_outer
+        res.distance[idx] = self._coal_lower
+        res.point_1[idx] = c1
+        res.point_2[idx] = c2
+        np.divide(v, norm[:, None], out=v, where=norm[:, None] > 0.0)
+        v[norm == 0.0] = (0.0, 0.0, 1.0)
+        res.normal[idx] = v
+        res.position[idx] = 0.5 * (c1 + c2)
+        return float((norm - self._coal_inner).min())
+
+    def _compute_ss_coal(self, world, cutoff=None):
+        """Solid - solid pairs through coal, one call per pair (with ``cutoff``: only those
+        whose lower bound does not exceed it)."""
         res = self.result
-        if self._ss_coal.size:
-            if self._coal is None:
-                self._build_coal()
-            cb, tfs, pairs, req, cres = self._coal
-            for j, tf in tfs:  # world pose of each shape (world from local), metres
-                tf.setRotation(world.rot[j])
-                tf.setTranslation(world.a[j])
-            for k, g1, tf1, g2, tf2 in pairs:
+        idx = self._ss_coal
+        if self._coal is None:
+            self._build_coal()
+        cb, tfs, pairs, req, cres = self._coal
+        live = None
+        if cutoff is not None:
+            live = self._coal_lower <= cutoff
+            res.exact[idx] = live
+            if not live.any():
+                return
+            live = live.tolist()
+        for j, tf in tfs:  # world pose of each shape (world from local), metres
+            tf.setRotation(world.rot[j])
+            tf.setTranslation(world.a[j])
+        for n, (k, g1, tf1, g2, tf2) in enumerate(pairs):
+            if live is None or live[n]:
                 res.distance[k], res.point_1[k], res.point_2[k], res.normal[k] = cb.coal_distance(
                     g1, tf1, g2, tf2, req, cres)
-            idx = self._ss_coal
-            res.position[idx] = 0.5 * (res.point_1[idx] + res.point_2[idx])
-        if not self._ss_plane.size:
-            return
+                res.position[k] = 0.5 * (res.point_1[k] + res.point_2[k])
+
+    def _compute_ss_plane(self, world):
+        """Solid - solid pairs with a plane: closed form, one call per pair."""
         from ambf_collision.coal_bridge import solid_pair_distance
+        res = self.result
         for k in self._ss_plane:
             i, j = self.pairs[k]
             dist, p1, p2, nrm = solid_pair_distance(shape_at(world, i), shape_at(world, j))
@@ -321,18 +387,38 @@ class PairDistance:
             res.position[k] = 0.5 * (np.asarray(p1) + np.asarray(p2))
 
 
+def centre_radii(kind, half):
+    """``(outer, inner)`` (N,) radii (m) about each shape's centre: every point of a box,
+    cylinder or cone lies within ``outer`` of its centre, and the ball of radius ``inner`` about
+    the centre lies inside it (box: smallest half extent; cylinder: min(radius, height/2);
+    cone: 0, its centre is inside). Other kinds: ``outer = +inf``, ``inner = -inf`` (no bound)."""
+    kind = np.asarray(kind)
+    h = np.asarray(half, dtype=float).reshape(-1, 3)
+    box, cyl, cone = kind == BOX, kind == CYLINDER, kind == CONE
+    outer = np.where(box, np.linalg.norm(h, axis=1),
+                     np.where(cyl | cone, np.hypot(h[:, 0], h[:, 2]), np.inf))
+    inner = np.where(box, h.min(axis=1, initial=np.inf),
+                     np.where(cyl, np.minimum(h[:, 0], h[:, 2]), np.where(cone, 0.0, -np.inf)))
+    return outer, inner
+
+
 class _CapsuleSolidGroups:
     """Sphere/capsule - solid pairs, one group per solid kind, compiled once.
 
-    At construction, per group: flat indices of the capsule ends, radius and solid centre in
-    ``WorldShapes.abr`` (one ``take``), the solid indices for rotations and half extents (plane:
-    normal and offset), reused input buffers, and a sign (+1 where the solid is shape 1) that
-    turns the solid's outward normal into the pair normal (shape 1 -> shape 2). All groups write
-    their outputs into slices of one staging area; per cycle it is scattered into the result
+    All T rows (groups in ``SOLID_KINDS`` order: box, cylinder and cone rows first) share one
+    input area: capsule ends ``a``, ``b`` (T,3), radius ``r`` (T,) and solid centre ``center``
+    (T,3) gathered from ``WorldShapes.abr`` with one ``take``, solid rotations and half extents
+    with one ``take`` each; a group's inputs are row slices of it. A sign per row (+1 where the
+    solid is shape 1) turns the solid's outward normal into the pair normal (shape 1 -> shape 2).
+    All groups write their outputs into slices of one staging area, scattered into the result
     with one assignment per result array (witness points: one into ``PairResult.points``).
+
+    With ``near`` (m), box, cylinder and cone rows first get a conservative distance interval
+    (:meth:`bounds`); :meth:`compute` then runs the exact kernel only on the rows whose lower
+    bound does not exceed ``cutoff``.
     """
 
-    def __init__(self, groups, pairs, round1, n_shapes: int):
+    def __init__(self, groups, pairs, round1, n_shapes: int, outer, inner):
         self.n_shapes = n_shapes
         P = len(pairs)
         T = self.size = sum(len(sel) for _, sel, _ in groups)
@@ -340,34 +426,32 @@ class _CapsuleSolidGroups:
         self.pts = np.empty((2 * T, 3))         # rows [0, T): solid witness, [T, 2T): capsule witness
         self.nrm = np.empty((T, 3))
         self.pos = np.empty((T, 3))
-        sels, near_dst, cap_dst = [], [], []
+        self.buf = np.empty(10 * T)             # inputs: a, b (T,3) raveled, r (T,), center (T,3)
+        self.a = self.buf[:3 * T].reshape(T, 3)
+        self.b = self.buf[3 * T:6 * T].reshape(T, 3)
+        self.r = self.buf[6 * T:7 * T]
+        self.center = self.buf[7 * T:].reshape(T, 3)
+        self.rot = np.tile(np.eye(3), (T, 1, 1))
+        self.half = np.zeros((T, 3))
         self.groups = []
+        sels, caps, sols, signs, near_dst, cap_dst = [], [], [], [], [], []
         off = 0
         for kind, sel, hull in groups:
             K = len(sel)
             solid_first = ~round1[sel]
-            cap = np.where(solid_first, pairs[sel, 1], pairs[sel, 0])
-            sol = np.where(solid_first, pairs[sel, 0], pairs[sel, 1])
-            xyz = np.arange(3)
-            fidx = np.concatenate([(3 * cap[:, None] + xyz).ravel(),
-                                   (3 * n_shapes + 3 * cap[:, None] + xyz).ravel(),
-                                   6 * n_shapes + cap,
-                                   (3 * sol[:, None] + xyz).ravel()])
             g = _SolidGroup()
-            g.kind, g.sel, g.cap, g.sol, g.hull, g.fidx = kind, sel, cap, sol, hull, fidx
-            g.buf = np.empty(10 * K)
-            g.a = g.buf[:3 * K].reshape(K, 3)
-            g.b = g.buf[3 * K:6 * K].reshape(K, 3)
-            g.r = g.buf[6 * K:7 * K]
+            g.kind, g.sel, g.hull = kind, sel, hull
+            g.cap = np.where(solid_first, pairs[sel, 1], pairs[sel, 0])
+            g.sol = np.where(solid_first, pairs[sel, 0], pairs[sel, 1])
+            rows = slice(off, off + K)
+            g.rows = rows
+            g.a, g.b, g.r, g.center = self.a[rows], self.b[rows], self.r[rows], self.center[rows]
             g.r2 = g.r.reshape(K, 1)
-            g.center = g.buf[7 * K:].reshape(K, 3)
-            g.rot = np.tile(np.eye(3), (K, 1, 1))
-            g.half = np.zeros((K, 3))
+            g.rot, g.half = self.rot[rows], self.half[rows]
             g.normal = np.zeros((K, 3))       # zero for non-plane solids (WorldShapes contract)
             g.offset = np.zeros(K)
             g.sign = np.where(solid_first, 1.0, -1.0)[:, None]
             g.neg_sign = -g.sign
-            g.neg = np.empty(K, dtype=bool)
             if kind == PLANE:
                 g.da = np.empty(K)
                 g.da2 = g.da.reshape(K, 1)
@@ -375,60 +459,180 @@ class _CapsuleSolidGroups:
                 g.use_b = np.empty(K, dtype=bool)
                 g.use_b2 = g.use_b.reshape(K, 1)
                 g.on = np.empty((K, 3))
-            g.s_dist = self.dist[off:off + K]
-            g.s_near = self.pts[off:off + K]
+            g.s_dist = self.dist[rows]
+            g.s_near = self.pts[rows]
             g.s_cap = self.pts[T + off:T + off + K]
-            g.s_nrm = self.nrm[off:off + K]
-            g.s_pos = self.pos[off:off + K]
+            g.s_nrm = self.nrm[rows]
+            g.s_pos = self.pos[rows]
             g.near_dst = np.where(solid_first, sel, sel + P)   # row in PairResult.points
             g.cap_dst = np.where(solid_first, sel + P, sel)
             sels.append(sel)
+            caps.append(g.cap)
+            sols.append(g.sol)
+            signs.append(g.sign)
             near_dst.append(g.near_dst)
             cap_dst.append(g.cap_dst)
             self.groups.append(g)
             off += K
-        self.sel = np.concatenate(sels) if sels else np.zeros(0, np.intp)
-        self.pt_dst = np.concatenate(near_dst + cap_dst) if sels else np.zeros(0, np.intp)
+        empty = np.zeros(0, np.intp)
+        self.sel = np.concatenate(sels) if sels else empty
+        self.pt_dst = np.concatenate(near_dst + cap_dst) if sels else empty
+        cap = np.concatenate(caps) if sels else empty
+        self.sol = sol = np.concatenate(sols) if sels else empty
+        xyz = np.arange(3)
+        self.fidx = np.concatenate([(3 * cap[:, None] + xyz).ravel(),
+                                    (3 * n_shapes + 3 * cap[:, None] + xyz).ravel(),
+                                    6 * n_shapes + cap,
+                                    (3 * sol[:, None] + xyz).ravel()])
         self._sd = None
+        self._penetrating = []
+        # rows [0, Tb): box, cylinder and cone solids, bounded by their centre's spheres and box
+        Tb = self.n_bounded = sum(len(g.sel) for g in self.groups if g.kind in (BOX, CYLINDER, CONE))
+        self.outer = outer[sol[:Tb]]
+        self.inner = inner[sol[:Tb]]
+        self.sign_b = (np.concatenate(signs)[:Tb] if sels else np.zeros((0, 1)))
+        self.lower = np.empty(Tb)
+        self.upper = np.empty(Tb)
+        self.live = np.ones(Tb, dtype=bool)
 
-    def compute(self, world: WorldShapes, res: PairResult):
-        """All sphere/capsule - solid pairs of ``world`` into ``res``."""
-        sd = self._sd
-        if sd is None:
-            sd = self._sd = _solid_module()
+    def gather(self, world: WorldShapes):
+        """This cycle's inputs of all rows from ``world``."""
         abr = _packed(world)
         if abr.size != 7 * self.n_shapes:
             raise ValueError(f"PairDistance.compute: world has {abr.size // 7} shapes, "
                              f"compiled for {self.n_shapes}")
-        penetrating = []
+        abr.take(self.fidx, None, self.buf, "clip")  # indices checked at construction
+        world.rot.take(self.sol, 0, self.rot, "clip")
+        world.half.take(self.sol, 0, self.half, "clip")
+
+    def bounds(self) -> float:
+        """Distance interval of the box, cylinder and cone rows (after :meth:`gather`).
+
+        ``lower``: the larger of the distance between the capsule and the solid's outer sphere
+        and the largest gap between their extents along one of the solid's box axes;
+        ``upper``: the distance between the capsule and the inner ball. Both are written into
+        the staging rows as the reported values of rows the exact kernel skips: distance =
+        ``lower``, witnesses = the solid's centre and the capsule axis point closest to it,
+        normal = the unit vector between these two. Returns the smallest ``upper`` (m)."""
+        Tb = self.n_bounded
+        if not Tb:
+            return np.inf
+        a, b, c = self.a[:Tb], self.b[:Tb], self.center[:Tb]
+        r, rot, half = self.r[:Tb], self.rot[:Tb], self.half[:Tb]
+        u = b - a
+        w = c - a
+        uu = np.vecdot(u, u)
+        t = np.vecdot(w, u)
+        np.divide(t, uu, out=t, where=uu > 0.0)
+        np.clip(t, 0.0, 1.0, out=t)
+        on_axis = a + t[:, None] * u               # capsule axis point closest to the centre
+        v = on_axis - c
+        norm = np.sqrt(np.vecdot(v, v))
+        dist = norm - r
+        np.subtract(dist, self.inner, out=self.upper)
+        lower = np.subtract(dist, self.outer, out=self.lower)
+        # gaps along the solid's axes: local coordinates of both ends, extents [-half, half]
+        la = np.matmul(-w[:, None, :], rot)[:, 0]
+        lb = np.matmul((b - c)[:, None, :], rot)[:, 0]
+        gap = np.maximum(np.minimum(la, lb) - half, -half - np.maximum(la, lb)).max(axis=1)
+        gap -= r
+        np.maximum(lower, gap, out=lower)
+        # the values reported for rows that stay bounded only
+        self.dist[:Tb] = lower
+        self.pts[:Tb] = c
+        self.pts[self.size:self.size + Tb] = on_axis
+        np.divide(v, norm[:, None], out=v, where=norm[:, None] > 0.0)
+        v[norm == 0.0] = (0.0, 0.0, 1.0)
+        np.multiply(v, self.sign_b, out=self.nrm[:Tb])
+        np.add(c, on_axis, out=self.pos[:Tb])
+        self.pos[:Tb] *= 0.5
+        return float(self.upper.min())
+
+    def prepare(self, world: WorldShapes, bounded: bool) -> float:
+        """Gather this cycle's inputs, compute the plane and hull rows exactly and, when
+        ``bounded``, the box, cylinder and cone rows' bounds. Returns the smallest distance
+        known from above (m): of the exact rows and the upper bounds."""
+        self.gather(world)
+        self._penetrating = []
+        known = np.inf
         for g in self.groups:
-            abr.take(g.fidx, None, g.buf, "clip")  # indices checked at construction
             if g.kind == PLANE:
-                d, on_seg, nearest, n = self._plane(world, g)
+                self._finish(g, *self._plane(world, g))
+            elif g.kind == CONVEX:
+                self._exact(g, slice(None))
             else:
-                world.rot.take(g.sol, 0, g.rot, "clip")
-                world.half.take(g.sol, 0, g.half, "clip")
-                d, on_seg, nearest, n = sd.segment_solid_distance(
-                    g.kind, g.a, g.b, g.center, g.rot, g.half, g.normal, g.offset, g.hull)
-                np.copyto(g.s_near, nearest)
-                # a capsule whose core segment enters the solid: coal's minimum translation (for
-                # a half-space the deepest end already is the minimum translation)
-                if np.less(d, 0.0, out=g.neg).any():
-                    penetrating.append(g)
-            np.subtract(d, g.r, out=g.s_dist)
-            np.multiply(g.r2, n, out=g.s_cap)
-            np.subtract(on_seg, g.s_cap, out=g.s_cap)
-            np.multiply(n, g.sign, out=g.s_nrm)
-            np.add(g.s_near, g.s_cap, out=g.s_pos)
-            g.s_pos *= 0.5
+                continue
+            known = min(known, float(g.s_dist.min()))
+        if bounded:
+            known = min(known, self.bounds())
+        return known
+
+    def finish(self, res: PairResult, cutoff=None, world=None):
+        """The box, cylinder and cone rows (exactly; with ``cutoff`` (m) only those whose lower
+        bound does not exceed it, ``res.exact`` False for the others), then all rows into
+        ``res``."""
+        if cutoff is None:
+            self.live.fill(True)
+        else:
+            np.less_equal(self.lower, cutoff, out=self.live)
+            res.exact[self.sel[:self.n_bounded]] = self.live
+        for g in self.groups:
+            if g.kind not in (BOX, CYLINDER, CONE):
+                continue
+            live = self.live[g.rows]
+            if live.all():
+                self._exact(g, slice(None))
+            elif live.any():
+                self._exact(g, np.flatnonzero(live))
         res.distance[self.sel] = self.dist
         res.points[self.pt_dst] = self.pts
         res.normal[self.sel] = self.nrm
         res.position[self.sel] = self.pos
-        for g in penetrating:
-            pen = np.flatnonzero(g.neg & np.any(g.a != g.b, axis=1))
+        for g, pen in self._penetrating:
+            self._penetrating_capsules(world, g, pen, res)
+
+    def _exact(self, g, rows):
+        """Exact kernel of group ``g`` on ``rows`` (a slice: all of them, or indices) into the
+        staging rows; penetrating capsules are queued for :meth:`_penetrating_capsules`."""
+        sd = self._sd
+        if sd is None:
+            sd = self._sd = _solid_module()
+        if isinstance(rows, slice):
+            d, on_seg, nearest, n = sd.segment_solid_distance(
+                g.kind, g.a, g.b, g.center, g.rot, g.half, g.normal, g.offset, g.hull)
+            np.copyto(g.s_near, nearest)
+            self._finish(g, d, on_seg, g.s_near, n)
+            idx = np.arange(len(g.sel))
+        else:
+            d, on_seg, nearest, n = sd.segment_solid_distance(
+                g.kind, g.a[rows], g.b[rows], g.center[rows], g.rot[rows], g.half[rows],
+                g.normal[rows], g.offset[rows], g.hull)
+            g.s_dist[rows] = d - g.r[rows]
+            cap_pt = on_seg - g.r2[rows] * n
+            g.s_near[rows] = nearest
+            g.s_cap[rows] = cap_pt
+            g.s_nrm[rows] = n * g.sign[rows]
+            g.s_pos[rows] = 0.5 * (nearest + cap_pt)
+            idx = rows
+        # a capsule whose core segment enters the solid: coal's minimum translation (for a
+        # half-space the deepest end already is the minimum translation)
+        pen = np.flatnonzero(d < 0.0)
+        if pen.size:
+            pen = idx[pen]
+            pen = pen[np.any(g.a[pen] != g.b[pen], axis=1)]
             if pen.size:
-                self._penetrating_capsules(world, g, pen, res)
+                self._penetrating.append((g, pen))
+
+    @staticmethod
+    def _finish(g, d, on_seg, nearest, n):
+        """Staging rows of a whole group from the solid-side result (``nearest`` already in
+        ``g.s_near``)."""
+        np.subtract(d, g.r, out=g.s_dist)
+        np.multiply(g.r2, n, out=g.s_cap)
+        np.subtract(on_seg, g.s_cap, out=g.s_cap)
+        np.multiply(n, g.sign, out=g.s_nrm)
+        np.add(nearest, g.s_cap, out=g.s_pos)
+        g.s_pos *= 0.5
 
     @staticmethod
     def _plane(world, g):

@@ -75,7 +75,9 @@ class Data:
 
     ``q (J,)`` joint positions (rad / m); ``file_R (F,3,3)``, ``file_t (F,3)`` per-file root
     poses; ``body_R (B,3,3)``, ``body_t (B,3)`` body poses in world; ``distance (P,)``,
-    ``point_1``, ``point_2``, ``normal``, ``position`` (P,3) of the checked shape pairs.
+    ``point_1``, ``point_2``, ``normal``, ``position`` (P,3) of the checked shape pairs;
+    ``exact (P,)`` bool: False where ``evaluate(near_only=True)`` kept only a lower bound
+    (see ``batch.PairDistance.compute``).
     """
 
     def __init__(self, model: "Model"):
@@ -86,6 +88,7 @@ class Data:
         self.body_R = np.tile(np.eye(3), (B, 1, 1))
         self.body_t = np.zeros((B, 3))
         self.distance = np.full(P, np.inf)
+        self.exact = np.ones(P, dtype=bool)
         self.point_1 = np.zeros((P, 3))
         self.point_2 = np.zeros((P, 3))
         self.normal = np.zeros((P, 3))
@@ -296,7 +299,8 @@ class Model:
         world = self.link_shapes.to_world(data.body_R, data.body_t)
         data.world = world
         if len(self.pairs):
-            r = self.pair_distance.compute(world)
+            r = self.pair_distance.compute(world, report_distance if near_only else None)
+            np.copyto(data.exact, r.exact)
             np.copyto(data.distance, r.distance)
             np.copyto(data.point_1, r.point_1)
             np.copyto(data.point_2, r.point_2)

@@ -158,3 +158,127 @@ def test_capsule_solid_groups_recomputed_each_cycle_both_orders():
             penetrating += c.distance < 0
         assert np.all(np.isfinite(res.normal))
     assert penetrating >= 4
+
+
+# -- near: far pairs bounded instead of computed (what the node asks for) ------------------
+
+def _mixed_scene(rng):
+    """Spheres, capsules (some of zero length) and every solid kind, posed at random."""
+    from ambf_collision.shapes import Cone, ConvexHull
+    q = lambda: rng.normal(size=4)
+    shapes = []
+    for k in range(10):
+        a = rng.uniform(-.6, .6, 3)
+        b = a if k % 4 == 0 else a + rng.uniform(-.3, .3, 3)
+        shapes.append(Capsule(a, b, rng.uniform(0, .08)) if k % 5 else Sphere(a, rng.uniform(0, .08)))
+    shapes += [Box(rng.uniform(.05, .4, 3), rng.uniform(-.5, .5, 3), q()),
+               Box([.6, .6, .02], rng.uniform(-.5, .5, 3), q()),          # thin table top
+               Cylinder(rng.uniform(.03, .2), rng.uniform(.05, .5), rng.uniform(-.5, .5, 3), q()),
+               Cone(rng.uniform(.03, .2), rng.uniform(.05, .5), rng.uniform(-.5, .5, 3), q()),
+               Plane([0, 0, 1], -0.7),
+               ConvexHull(rng.uniform(-.1, .1, (8, 3)), rng.uniform(-.5, .5, 3), q())]
+    return shapes
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("near", [0.0, 0.05, 0.3])
+def test_near_keeps_contacts_and_minimum_exact(seed, near):
+    """compute(world, near): the pairs it computes are bitwise those of compute(world); every
+    pair closer than ``near`` and the closest pair are among them; the others hold a finite
+    lower bound above the cutoff, centre witnesses and a unit normal."""
+    from ambf_collision.batch import BOUND_MARGIN
+    rng = np.random.default_rng(seed)
+    shapes = _mixed_scene(rng)
+    n = len(shapes)
+    F = 3
+    fi = rng.integers(0, F, n)
+    ls = LinkShapes(shapes, fi)
+    pairs = np.array([(i, j) if (i + j) % 2 else (j, i) for i in range(n) for j in range(i + 1, n)])
+    planes = [k for k, s in enumerate(shapes) if isinstance(s, Plane)]
+    pairs = pairs[~np.isin(pairs, planes).all(axis=1)]
+    full, bounded = PairDistance(ls, pairs), PairDistance(ls, pairs)
+    seen_bounded = 0
+    for trial in range(4):  # buffers reused across calls
+        R = quat_to_matrix(rng.normal(size=(F, 4)))
+        t = rng.normal(scale=0.3, size=(F, 3))
+        w = ls.to_world(R, t)
+        ref = full.compute(w)
+        res = bounded.compute(w, near)
+        assert ref.exact.all()
+        ex_ = res.exact
+        for f in ("distance", "point_1", "point_2", "normal", "position"):
+            assert np.array_equal(getattr(ref, f)[ex_], getattr(res, f)[ex_]), f
+        assert ex_[ref.distance < near].all()
+        assert ex_[np.argmin(ref.distance)]
+        assert res.distance.min() == ref.distance.min()
+        cut = max(near, ref.distance.min())
+        lo = res.distance[~ex_]
+        assert np.all(lo > cut) and np.all(lo <= ref.distance[~ex_] + 1e-12)
+        for f in ("point_1", "point_2", "normal", "position"):
+            assert np.isfinite(getattr(res, f)).all()
+        np.testing.assert_allclose(np.linalg.norm(res.normal[~ex_], axis=1), 1.0, atol=1e-12)
+        # the exact ones again after a bounded call: the flags are reset
+        assert full.compute(w).exact.all() and BOUND_MARGIN > 0
+        seen_bounded += int((~ex_).sum())
+    assert seen_bounded > 0  # the scenes do exercise the bounded path
+
+
+def test_near_bounds_hand_derived():
+    """Capsule r=0.1 along x at height 1 over a unit box (half 0.5) at the origin: exact
+    distance 0.4 (hand-derived), computed. A cylinder r=0.2, h=0.4 at x=3: exact distance
+    from the capsule end (1,0,1) to the top rim point (2.8,0,0.2), sqrt(1.8^2 + 0.8^2) - 0.1;
+    bounded when another pair is closer, by max(slab gap along x 2.8 - 1 - 0.1 = 1.7,
+    centre sphere sqrt(5) - 0.1 - sqrt(0.2^2 + 0.2^2) = 1.853...); computed when it is the
+    closest pair."""
+    shapes = [Capsule([-1, 0, 1], [1, 0, 1], 0.1), Box([1, 1, 1]), Cylinder(0.2, 0.4, [3, 0, 0])]
+    ls = LinkShapes(shapes, [0, 0, 0])
+    pd = PairDistance(ls, [(0, 1), (0, 2)])
+    w = ls.to_world(np.eye(3)[None], np.zeros((1, 3)))
+    res = pd.compute(w, 0.05)
+    assert res.distance[0] == pytest.approx(0.4, abs=1e-15) and res.exact[0]
+    assert not res.exact[1]
+    assert res.distance[1] == pytest.approx(np.sqrt(5) - 0.1 - np.sqrt(0.08), abs=1e-15)
+    np.testing.assert_allclose(res.point_1[1], [1, 0, 1], atol=1e-15)   # capsule axis point
+    np.testing.assert_allclose(res.point_2[1], [3, 0, 0], atol=1e-15)   # cylinder centre
+    np.testing.assert_allclose(res.normal[1], np.array([2, 0, -1]) / np.sqrt(5), atol=1e-15)
+    exact = pd.compute(w)
+    assert exact.exact.all()
+    assert exact.distance[1] == pytest.approx(np.sqrt(1.8 ** 2 + 0.8 ** 2) - 0.1, abs=1e-14)
+    # the same cylinder pair alone: it is the closest pair, so it is computed exactly
+    only = PairDistance(ls, [(0, 2)])
+    r = only.compute(w, 0.05)
+    assert r.exact.all() and r.distance[0] == exact.distance[1]
+
+
+def test_near_degenerate_capsules_are_exact_when_touching():
+    """A zero-length capsule at a box's centre, a capsule through a cylinder's axis and a
+    capsule crossing a cone's apex: all penetrate, so all are computed (coal semantics)."""
+    from ambf_collision.shapes import Cone
+    shapes = [Sphere([0, 0, 0], 0.05), Box([.2, .2, .2]),
+              Capsule([0, 0, -1], [0, 0, 1], 0.01), Cylinder(0.1, 0.3, [2, 0, 0]),
+              Capsule([2, 0, 0], [2, 0, 0], 0.0)]
+    ls = LinkShapes(shapes, [0] * len(shapes))
+    pairs = [(0, 1), (2, 1), (4, 3), (2, 3)]
+    pd, full = PairDistance(ls, pairs), PairDistance(ls, pairs)
+    w = ls.to_world(np.eye(3)[None], np.zeros((1, 3)))
+    res, ref = pd.compute(w, 0.0), full.compute(w)
+    assert res.exact[:3].all() and not res.exact[3]
+    assert np.array_equal(res.distance[:3], ref.distance[:3])
+    assert res.distance[0] == pytest.approx(-0.15, abs=1e-15)   # 0.1 half extent + 0.05
+    assert res.distance[2] == pytest.approx(-0.1, abs=1e-15)    # point at the axis, r = 0.1
+
+
+def test_centre_radii_contain_and_are_contained():
+    """outer: every vertex / rim point within it; inner: the ball's extreme points inside (SDF <= 0)."""
+    from ambf_collision.batch import WorldShapes, centre_radii
+    from ambf_collision.shapes import Cone
+    shapes = [Box([.2, .4, .6]), Cylinder(0.1, 0.5), Cylinder(0.3, 0.2), Cone(0.2, 0.6)]
+    w = WorldShapes.from_shapes(shapes)
+    outer, inner = centre_radii(w.kind, w.half)
+    np.testing.assert_allclose(outer, [np.sqrt(.01 + .04 + .09), np.hypot(.1, .25), np.hypot(.3, .1),
+                                       np.hypot(.2, .3)], rtol=1e-15)
+    np.testing.assert_allclose(inner, [0.1, 0.1, 0.1, 0.0], rtol=1e-15)
+    dirs = np.vstack([np.eye(3), -np.eye(3), np.ones((1, 3)) / np.sqrt(3)])
+    for k in range(len(shapes)):
+        pts = inner[k] * dirs
+        assert np.all(point_signed_distance(w, np.full(len(pts), k), pts)[0] <= 1e-15)

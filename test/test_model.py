@@ -270,3 +270,31 @@ def test_contacts_and_vectorised_finite_check(tmp_path):
     assert not r.contacts_finite()
     r = m.evaluate(d, report_distance=0.1)  # nothing reported: trivially finite
     assert r.contacts == [] and r.contacts_finite()
+
+
+def test_near_only_publishes_the_same_along_the_demo_script():
+    """evaluate(near_only=True), as the node calls it: along the demo joint script the contacts,
+    the minimum distance and the closest pair equal those of the all-exact evaluation, the pairs
+    it computed are bitwise equal, and the bounded ones are lower bounds."""
+    from pathlib import Path
+
+    from ambf_collision.demo_trajectory import JOINT_NAMES, PERIOD, demo_joint_array
+    root = Path(__file__).resolve().parents[1]
+    model = Model.from_files([root / "examples" / "demo" / "demo_arm.yaml"])
+    full, near = model.create_data(), model.create_data()
+    bounded = 0
+    for t in np.linspace(0.0, PERIOD, 400):
+        q = demo_joint_array(t)
+        model.set_joint_positions(full, JOINT_NAMES, q)
+        model.set_joint_positions(near, JOINT_NAMES, q)
+        a = model.evaluate(full, report_distance=0.05)
+        b = model.evaluate(near, report_distance=0.05, near_only=True)
+        assert full.exact.all()
+        assert (a.min_distance, a.closest) == (b.min_distance, b.closest)
+        assert [c.to_json() for c in a.contacts] == [c.to_json() for c in b.contacts]
+        ex_ = near.exact
+        for f in ("distance", "point_1", "point_2", "normal", "position"):
+            assert np.array_equal(getattr(full, f)[ex_], getattr(near, f)[ex_])
+        assert np.all(near.distance[~ex_] <= full.distance[~ex_])
+        bounded += int((~ex_).sum())
+    assert bounded > 0
