@@ -34,8 +34,8 @@ from std_srvs.srv import SetBool, Trigger
 
 from ambf_collision import monitor as mon
 from ambf_collision.msg import ContactArray, ProbeArray
-from ambf_collision.ros_convert import (ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter,
-                                       stamp_msg)
+from ambf_collision.ros_convert import (ContactArraySerializer, ContactArrayWriter,
+                                       ProbeArraySerializer, ProbeArrayWriter, stamp_msg)
 from ambf_collision.ros_run import run_node
 from ambf_collision.ros_tf import TfSource
 
@@ -238,6 +238,10 @@ class CollisionMonitorNode(Node):
         self.model = scene.model
         self.monitor = monitor
         self.contact_writer = ContactArrayWriter(self.world_frame)
+        # contact arrays, too, go out as serialized bytes when they match the middleware's own
+        # serialization of the writer's message (checked once here); else as messages
+        cser = ContactArraySerializer(self.world_frame)
+        self.contact_serializer = cser if cser.matches(self.contact_writer) else None
         ps = scene.probe_set
         self.probe_writer = (ProbeArrayWriter(self.world_frame, ps.names, ps.result.body,
                                               scene.model.body_names) if ps is not None else None)
@@ -329,7 +333,9 @@ class CollisionMonitorNode(Node):
 
     def _publish(self, out, now: float):
         stamp = self._stamp(out)
-        self.contacts_pub.publish(self.contact_writer.fill(out, stamp))
+        cser = self.contact_serializer
+        self.contacts_pub.publish(cser.serialize(out, stamp) if cser is not None
+                                  else self.contact_writer.fill(out, stamp))
         pw = self.probe_writer
         if pw is not None:
             if out.probes is not None:

@@ -13,7 +13,8 @@ pytest.importorskip("ambf_collision.msg", reason="messages not built: run throug
 
 from ambf_collision.msg import ContactArray  # noqa: E402
 from ambf_collision.ros_convert import (  # noqa: E402
-    ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter, contact_msg, stamp_msg)
+    ContactArraySerializer, ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter, contact_msg,
+    stamp_msg)
 
 
 def _contact(d, p1, p2, n, b1="/w/a", b2="/w/b"):
@@ -81,6 +82,38 @@ def test_contact_array_writer_reused_contacts_equal_fresh_messages():
         if n >= 2:
             bad = m.contacts[1]
             assert (bad.distance, bad.point_1.x, bad.normal.z) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("frame", ["world", "w", "odom_x", "a_frame_of_9"])
+def test_contact_serializer_equals_rclpy_serialization(frame):
+    """Raw contact bytes deserialize (rclpy, the middleware's own CDR) to exactly the message
+    the ContactArrayWriter builds (every field's repr), with rclpy's length, for every header
+    alignment, body names of 0..9 characters (and non-ASCII), 0..4 contacts, non-finite values,
+    with and without the monitor's contact_vectors."""
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    rng = np.random.default_rng(len(frame))
+    w, s = ContactArrayWriter(frame), ContactArraySerializer(frame)
+    for cycle, n in enumerate([0, 1, 3, 4, 2, 0, 1]):
+        cs = [_contact(float(rng.normal()), rng.normal(size=3), rng.normal(size=3),
+                       rng.normal(size=3), b1="/" * int(rng.integers(0, 10)),
+                       b2="ä" * (i + cycle) if cycle % 2 else "b" * int(rng.integers(0, 10)))
+              for i in range(n)]
+        for c in cs:
+            c.shape_1, c.shape_2 = int(rng.integers(-1, 5)), -2**31
+        if n >= 2:
+            cs[1].distance, cs[1].point_2[1], cs[0].normal[0] = -math.inf, math.nan, math.inf
+        out = SimpleNamespace(status=cycle % 6, min_distance=[math.nan, 0.0, -0.5][cycle % 3],
+                              pairs_checked=cycle * 1000, contacts=cs)
+        if cycle % 2:
+            out.contact_vectors = np.array([[c.point_1, c.point_2, c.position, c.normal]
+                                            for c in cs]).reshape(n, 4, 3)
+        st = stamp_msg(1.7e9 + cycle + 0.25)
+        raw = s.serialize(out, st)
+        m = w.fill(out, st)
+        assert isinstance(raw, bytes) and len(raw) == len(serialize_message(m))
+        assert repr(deserialize_message(raw, ContactArray)) == repr(m), (frame, cycle)
+    assert s.matches(w)
 
 
 def test_probe_array_writer_maps_arrays_and_touching_body():
