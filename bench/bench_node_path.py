@@ -6,25 +6,28 @@ cycle times, in microseconds:
 
   accept            monitor.on_joint_state(names, array('d') positions, stamp, now)
                     (validation + merge of a JointState-like input, as rclpy delivers it)
-  monitor step      monitor.step(now): status, set_joint_positions, evaluate, probes, NaN guard,
+  monitor step      monitor.step(now): status, set_joint_positions, evaluate(near_only=True),
+                    probes, NaN guard,
                     MonitorOutput; split below into its parts, measured again on the same state:
     set_joint_pos.    model.set_joint_positions
     kinematics        model.tree.forward (body poses)
     world shapes      model.link_shapes.to_world            [geometry core]
-    pair distances    model.pair_distance.compute            [geometry core]
+    pair distances    model.pair_distance.compute(world, report_distance), as
+                      model.evaluate(near_only=True) calls it [geometry core]
     evaluate rest     model.evaluate with the three above answering from this cycle's results
                       (copies, contact selection and sort, result object)
     probes            ProbeSet.evaluate (256 probes)
     monitor rest      monitor.step with evaluate and probes answering from this cycle's results,
                       minus set_joint_pos.: status, NaN guard, MonitorOutput, bookkeeping
   contacts msg      ContactArrayWriter.fill (needs the built workspace: source scripts/activate.sh)
+  contacts bytes    ContactArraySerializer.serialize (the CDR bytes the node publishes raw)
   probes msg        ProbeArrayWriter.fill (message objects; rclpy then converts them per field)
   probes bytes      ProbeArraySerializer.serialize (the CDR bytes the node publishes raw)
   node callback     CollisionMonitorNode._on_joint_state end to end (clock, monitor, conversion,
                     publish with no subscriber), when rclpy is importable
 
 The reference of the same run is the 0.5 ms target of issue 6; the total is
-accept + monitor step + contacts msg + the probe conversion the node uses (bytes when available). "outside geometry" removes the two geometry-core rows.
+accept + monitor step + the contact and probe conversions the node uses (bytes when available). "outside geometry" removes the two geometry-core rows.
 
 Run: .venv/bin/python bench/bench_node_path.py [--cycles N]
      (with ROS messages: bash -c 'source scripts/activate.sh && python bench/bench_node_path.py')
@@ -97,15 +100,17 @@ def _load_scene():
 
 def _writers(scene):
     try:
-        from ambf_collision.ros_convert import (ContactArrayWriter, ProbeArraySerializer,
-                                               ProbeArrayWriter, stamp_msg)
+        from ambf_collision.ros_convert import (ContactArraySerializer, ContactArrayWriter,
+                                               ProbeArraySerializer, ProbeArrayWriter, stamp_msg)
     except ImportError as err:
         print(f"(message conversion not timed: {err}; source scripts/activate.sh)")
         return None
     ps = scene.probe_set
     args = ("world", ps.names, ps.result.body, scene.model.body_names)
     pw, ser = ProbeArrayWriter(*args), ProbeArraySerializer(*args)
-    return ContactArrayWriter("world"), pw, stamp_msg, (ser if ser.matches(pw) else None)
+    cw, cser = ContactArrayWriter("world"), ContactArraySerializer("world")
+    return (cw, pw, stamp_msg, (ser if ser.matches(pw) else None),
+            (cser if cser.matches(cw) else None))
 
 
 def _inputs(model, cycles):
@@ -127,8 +132,16 @@ def run_stages(cycles: int):
     rows = {k: [] for k in ("accept", "monitor step", "set_joint_pos.", "kinematics",
                             "world shapes", "pair distances", "evaluate rest", "probes",
                             "monitor rest",
-                            "contacts msg", "probes msg", "probes bytes")}
+                            "contacts msg", "contacts bytes", "probes msg", "probes bytes")}
     pc = time.perf_counter
+    rd = monitor.config.report_distance
+    # the pair distances as model.evaluate(near_only=True) asks for them (the monitor's call)
+
+    def pair_compute(world):
+        try:
+            return model.pair_distance.compute(world, rd)
+        except TypeError:  # a PairDistance without the near argument
+            return model.pair_distance.compute(world)
     n_contacts = 0
     t_start = 1000.0
     for i, q in enumerate(qs):
@@ -142,10 +155,14 @@ def run_stages(cycles: int):
         rows["monitor step"].append(t2 - t1)
         n_contacts += len(out.contacts)
         if writers is not None:
-            cw, pw, stamp_msg, ser = writers
+            cw, pw, stamp_msg, ser, cser = writers
             st = stamp_msg(out.stamp)
             t0 = pc()
             cw.fill(out, st)
+            t1 = pc()
+            if cser is not None:
+                cser.serialize(out, st)
+                rows["contacts bytes"].append(pc() - t1)
             t1 = pc()
             pw.fill(out.status, st, out.probes)
             t2 = pc()
@@ -165,9 +182,9 @@ def run_stages(cycles: int):
         t2 = pc()
         world = model.link_shapes.to_world(data.body_R, data.body_t)
         t3 = pc()
-        pr = model.pair_distance.compute(world)
+        pr = pair_compute(world)
         t4 = pc()
-        r = model.evaluate(data, report_distance=monitor.config.report_distance)
+        r = model.evaluate(data, report_distance=rd, near_only=True)
         t5 = pc()
         probe_result = ps.evaluate(r.body_R, r.body_t, model.link_shapes.world)
         t6 = pc()
@@ -181,7 +198,7 @@ def run_stages(cycles: int):
         model.link_shapes.to_world = lambda *a_: world
         model.pair_distance.compute = lambda *a_: pr
         t0 = pc()
-        r = model.evaluate(data, report_distance=monitor.config.report_distance)
+        r = model.evaluate(data, report_distance=rd, near_only=True)
         t1 = pc()
         real_probes = monitor.probes
         model.evaluate = lambda *a_, **k_: r
@@ -213,8 +230,11 @@ def node_callback(cycles: int):
         print(f"(node callback not timed: {err})")
         return None
     ctx = Context()
+    # max_rate high: callbacks run back to back (faster than the default 1 kHz cap once the
+    # evaluation is fast), and every one of them must evaluate, not defer to the rate timer
     rclpy.init(context=ctx, args=["--ros-args", "-r", "__ns:=/bench_node_path",
-                                  "-p", "heartbeat_rate:=0.5", "-p", "publish_markers:=false"])
+                                  "-p", "heartbeat_rate:=0.5", "-p", "publish_markers:=false",
+                                  "-p", "max_rate:=100000.0"])
     cwd = os.getcwd()
     os.chdir(REPO)
     try:
@@ -231,12 +251,16 @@ def node_callback(cycles: int):
             js.position = q
             msgs.append(js)
         times = []
+        evaluations = node.monitor.evaluations
         for js in msgs:
             ns = node.get_clock().now().nanoseconds
             js.header.stamp.sec, js.header.stamp.nanosec = ns // 10**9, ns % 10**9
             t0 = time.perf_counter()
             node._on_joint_state(js)
             times.append(time.perf_counter() - t0)
+        if node.monitor.evaluations - evaluations != len(msgs):
+            print(f"(node callback: {node.monitor.evaluations - evaluations} evaluations for "
+                  f"{len(msgs)} messages)")
         return np.array(times) * 1e6
     finally:
         node.destroy_node()
@@ -251,7 +275,7 @@ def main(argv=None) -> int:
     a, contacts = run_stages(args.cycles)
     order = ["accept", "monitor step", "set_joint_pos.", "kinematics", "world shapes",
              "pair distances", "evaluate rest", "probes", "monitor rest", "contacts msg",
-             "probes msg", "probes bytes"]
+             "contacts bytes", "probes msg", "probes bytes"]
     print(f"demo model + 256 probes, {args.cycles} cycles along the demo script, "
           f"{contacts:.2f} contacts per cycle on average")
     print(f"{'stage':<22}{'mean us':>10}{'median us':>11}{'p99 us':>9}")
@@ -261,7 +285,8 @@ def main(argv=None) -> int:
         v = a[k]
         indent = "  " if k in order[2:9] else ""
         print(f"{indent + k:<22}{v.mean():10.1f}{np.median(v):11.1f}{np.percentile(v, 99):9.1f}")
-    total_keys = ["accept", "monitor step", "contacts msg",
+    total_keys = ["accept", "monitor step",
+                  "contacts bytes" if "contacts bytes" in a else "contacts msg",
                   "probes bytes" if "probes bytes" in a else "probes msg"]
     total = sum(a[k].mean() for k in total_keys if k in a)
     geom = a["world shapes"].mean() + a["pair distances"].mean()
