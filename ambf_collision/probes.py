@@ -621,6 +621,10 @@ _PLANE_SLACK = 1e-9
 
 _AXES = np.arange(3, dtype=np.intp)
 
+_FINE_SLACK = 1e-9
+"""Slack (m) of the "cluster wholly within a shape's reach" test that skips the fine per-probe
+test, far above the float rounding of both tests (scene coordinates up to ~1e3 m)."""
+
 _FACING_SLACK = 1e-9
 """Slack (m, and for unit-vector dots) of the cluster facing tests, far above float rounding."""
 
@@ -808,11 +812,15 @@ class ProbeSet:
         reach = self.radius + self.range
         cc = np.zeros((C, 3))
         cr = np.zeros(C)
+        spread, least = np.zeros(C), np.zeros(C)  # largest member offset, smallest member reach
         for j, (_, c) in enumerate(clusters):
             pts = self.local_position[c]
             cc[j] = 0.5 * (pts.min(0) + pts.max(0))
-            cr[j] = float(np.max(np.linalg.norm(pts - cc[j], axis=1) + reach[c]))
+            off = np.linalg.norm(pts - cc[j], axis=1)
+            cr[j] = float(np.max(off + reach[c]))
+            spread[j], least[j] = float(np.max(off)), float(np.min(reach[c]))
         self.cluster_center, self.cluster_radius = cc, cr
+        self._cluster_spread, self._cluster_least_reach = spread, least
         # clusters whose members share one sensor normal: the normal (body frame) and the
         # members' smallest height p . n along it (their sensor planes), for the facing test
         cn = np.zeros((C, 3))
@@ -963,6 +971,12 @@ class ProbeSet:
         # (S, C) bound of |cluster centre - shape centre|^2; inf stays inf
         self._bound = np.ascontiguousarray(((cr[:, None] + self.shape_radius[None, :]) ** 2).T[order])
         self._allowed = np.ascontiguousarray(self.cluster_allowed.T[order])
+        # (S, C) bound of |cluster centre - shape centre|^2 within which every member passes
+        # the fine test (|p - shape centre| <= member reach + shape radius); -1: never
+        inner = (self._s_radius[:, None] + self._cluster_least_reach[None, :]
+                 - self._cluster_spread[None, :] - _FINE_SLACK)
+        self._within = np.where(inner > 0.0, inner * inner, -1.0)
+        self._beyond = np.empty(self._within.shape, dtype=bool)
 
     def _sync_kinds(self, world):
         """Take the shape kinds from the world shapes when they were not known at compile
@@ -1039,13 +1053,21 @@ class ProbeSet:
             offs = np.arange(total, dtype=np.intp) - np.repeat(ends - counts, counts)
             pi = self.cluster_order[np.repeat(self.cluster_start[ci], counts) + offs]
             sp = np.repeat(sp, counts)
-        # fine test per probe against the shape's bounding sphere
         P = _rows(self.result.position, pi)
-        diff = P - _rows(sw, sp)
-        reach = self._reach[pi] + self._s_radius[sp]
-        keep = np.einsum("ij,ij->i", diff, diff) <= reach * reach
-        if ok is not None:
-            keep &= ok
+        # fine test per probe against the shape's bounding sphere, unless every hit cluster
+        # lies wholly within the shape's reach (then every member passes it)
+        beyond = np.greater(self._d2, self._within, out=self._beyond)
+        beyond &= hit
+        if not beyond.any():
+            if ok is None:
+                return pi, sp, P
+            keep = ok
+        else:
+            diff = P - _rows(sw, sp)
+            reach = self._reach[pi] + self._s_radius[sp]
+            keep = np.einsum("ij,ij->i", diff, diff) <= reach * reach
+            if ok is not None:
+                keep &= ok
         idx = np.flatnonzero(keep)
         if idx.size == 0:
             return None

@@ -918,3 +918,51 @@ def test_slice_if_contiguous_gathers_the_same_rows():
         sel = _slice_if_contiguous(idx)
         assert isinstance(sel, slice) == is_slice
         assert np.array_equal(a[sel], a[idx])
+
+
+def test_candidates_equal_brute_force_bounding_sphere_pairs_with_and_without_fine_test():
+    """Clusters wholly within a shape's reach skip the per-probe fine test (every member would
+    pass it), the others are tested per probe: either way the candidates are exactly the
+    (probe, sphere) pairs with |probe centre - sphere centre| <= radius + range + sphere
+    radius (brute force; probe normals all differ, so no facing test drops a pair). Poses are
+    chosen so that both cases occur, alone and in the same evaluation, including a cluster
+    whose centre is within reach of a sphere while some of its members are not."""
+    rng = np.random.default_rng(11)
+    sc = Scene(["finger", "a", "b"])
+    sc.add("a", Sphere([0.0, 0.0, 0.0], 0.06))  # holds the whole pad when near
+    for _ in range(5):
+        sc.add("b", Sphere(rng.uniform(-0.02, 0.02, 3), rng.uniform(0.003, 0.02)))
+    spread = [probe(f"p{i}", position=rng.uniform(-0.01, 0.01, 3), normal=rng.normal(size=3),
+                    radius=rng.uniform(0.001, 0.003), range=rng.uniform(0.005, 0.03)) for i in range(200)]
+    compact = [probe(f"q{i}", position=rng.uniform(-0.004, 0.004, 3), normal=rng.normal(size=3),
+                     radius=0.002, range=0.01) for i in range(16)]  # one cluster, one reach
+    local = np.array([s.center for s in sc.shapes])
+    rad = np.array([s.radius for s in sc.shapes])
+    for specs in (spread, compact):
+        ps = sc.probe_set(specs, cluster_size=16)
+        kinds = set()
+        for trial in range(90):
+            u = rng.normal(size=(2, 3))
+            u /= np.linalg.norm(u, axis=1, keepdims=True)
+            if trial % 3 == 0:  # the big sphere's reach cuts through the pad, the small ones far
+                ta, tb = u[0] * (0.072 + rng.uniform(-0.012, 0.006)), u[1]
+            elif trial % 3 == 1:  # the big sphere holds the whole pad, the small ones far
+                ta, tb = u[0] * 0.005, u[1]
+            else:
+                ta, tb = u * rng.choice([0.005, 0.02, 0.05, 1.0], size=(2, 1))
+            sc.pose("a", t=ta)
+            sc.pose("b", R=axis_angle_to_matrix(rng.normal(size=3), rng.uniform(0, 3)), t=tb)
+            sc.pose("finger", R=axis_angle_to_matrix(rng.normal(size=3), rng.uniform(0, 3)))
+            res = sc.evaluate(ps)  # probe centres of this pose (candidates() reads them)
+            pi, si = ps.candidates(sc.R, sc.t, sc.world())
+            assert len(pi) == res.pairs_checked
+            centre = np.einsum("sij,sj->si", sc.R[sc.shape_body], local) + sc.t[sc.shape_body]
+            dist = np.linalg.norm(res.position[:, None, :] - centre[None, :, :], axis=2)
+            want = dist <= (ps.radius + ps.range)[:, None] + rad[None, :]
+            got = np.zeros_like(want)
+            got[pi, si] = True
+            assert len(pi) == int(got.sum())  # no pair twice
+            assert np.array_equal(got, want), trial
+            if len(pi):
+                kinds.add(bool(ps._beyond.any()))  # True: some clusters went through the fine test
+        assert kinds == {True, False}
