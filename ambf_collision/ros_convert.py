@@ -355,6 +355,7 @@ class ProbeArraySerializer:
         self._tb = np.frombuffer(b"".join(blocks), np.uint8)
         self._first = first
         self._touching = None  # touching-body indices of the current layout
+        self._touching_key = None  # their bytes
         self._vals = np.empty((n, 15))
         self._ar9, self._ar6 = np.arange(9), np.arange(6)
 
@@ -389,8 +390,10 @@ class ProbeArraySerializer:
         """The serialized ``ProbeArray`` of ``pr`` (a ``probes.ProbeResult`` for the same
         probes in the same order)."""
         touching = np.asarray(pr.touching_body, np.int64)
-        if self._touching is None or not np.array_equal(touching, self._touching):
+        key = touching.tobytes()  # the layout depends on the touching bodies only
+        if key != self._touching_key:
             self._layout(touching)
+            self._touching_key = key
         raw = self._raw
         self._stamp[0] = stamp.sec & 0xFFFFFFFF
         self._stamp[1] = stamp.nanosec
@@ -434,7 +437,7 @@ class ProbeArraySerializer:
             msg = writer.fill(3, stamp, pr)
             ok = len(raw) == len(serialize_message(msg)) and deserialize_message(
                 raw, type(msg)) == msg
-            self._touching = None  # next call lays out afresh
+            self._touching = self._touching_key = None  # next call lays out afresh
             return bool(ok)
         except Exception:  # noqa: BLE001 - any failure means: publish messages instead
             return False
