@@ -1,22 +1,30 @@
 #!/usr/bin/env python3
 """End-to-end latency of the collision_monitor node over real DDS (issue 6 benchmark).
 
-The installed node runs as its own process (demo arm + 256 probes: examples/demo/demo_probes_256.yaml,
-markers off) on a ROS_DOMAIN_ID of its own. This process publishes sensor_msgs/JointState (the demo
-joint script) at 100, 500 and 1000 Hz from a timing thread, and receives the node's ContactArray;
-each ContactArray carries the stamp of the joint state it evaluated, so every reply is matched to
-its request. Per rate it reports:
+Three processes on a ROS_DOMAIN_ID of their own, so that the bench never times its own overhead:
 
-* p50 / p99 / max latency (ms): JointState publish -> ContactArray received (both in this process);
-* messages lost: joint states without a matching ContactArray (coalesced or dropped);
-* CPU share of the node process (and its children) from /proc/<pid>/stat over the window;
-* the node's own compute per evaluation (mean and max, ms) from its /diagnostics.
+* the **target**: the installed collision_monitor node (demo arm + 256 probes:
+  examples/demo/demo_probes_256.yaml, markers off), or, for the transport floor, a trivial
+  **echo** node (this file run with ``--_echo``: same node name, topics, QoS and executor loop
+  (``ros_run.run_node``), which answers each JointState with an empty ContactArray carrying its
+  stamp);
+* the **publisher** (this file with ``--_publish``): sensor_msgs/JointState (the demo joint
+  script) at 100, 500 and 1000 Hz, stamped with the wall clock just before ``publish``;
+* this process, the **receiver**: the ContactArray subscription taken raw (the CDR bytes; only
+  the stamp is read, from its fixed offset), dispatched by rclpy's EventsExecutor; each reply
+  is matched by its stamp to the joint state it evaluated.
 
-Reference measured in the same run: the same model + probe evaluation called in-process (no ROS),
-i.e. the floor the node's compute can reach; latency is also printed as a ratio to it.
+Latency = wall clock at receipt - stamp (one clock, CLOCK_REALTIME, shared by both processes).
+Per target and rate: p50 / p99 / max latency (ms); messages lost (joint states without a
+matching ContactArray: coalesced or dropped); CPU share of the target process over the window
+(/proc/<pid>/stat); the node's own compute per evaluation (mean and max, ms, from /diagnostics).
+
+References measured in the same run: the echo node (the floor that DDS + rclpy + a Python
+callback impose; the node's latency is printed as a ratio to it and as the excess over it), and
+the same model + probe evaluation called in-process (no ROS), the floor the node's compute can reach.
 Targets: keeps up with 1 kHz with no evaluation lost, p99 < 3 ms, node compute < 0.5 ms.
 
-    bench/bench_latency.py [--quick | --full] [--rates 100,500,1000]
+    bench/bench_latency.py [--quick | --full] [--rates 100,500,1000] [--targets echo,node]
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -36,6 +45,8 @@ REPO = Path(__file__).resolve().parents[1]
 ADF = "examples/demo/demo_arm.yaml"
 PROBES = "examples/demo/demo_probes_256.yaml"
 TICK = os.sysconf("SC_CLK_TCK")
+WARM = 0.5  # s of publishing before each measured window (not counted)
+DRAIN = 0.5  # s after each window for late replies
 
 
 def node_executable() -> str:
@@ -44,27 +55,37 @@ def node_executable() -> str:
     return str(Path(get_package_prefix("ambf_collision")) / "lib" / "ambf_collision" / "collision_monitor")
 
 
-def process_tree_cpu(pid: int) -> float:
-    """utime + stime (s) of ``pid`` and all its descendants, from /proc."""
-    parent, ticks = {}, {}
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (scanned once, outside the measured windows)."""
+    parent = {}
     for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            text = open(f"/proc/{d}/stat").read()
-        except OSError:
-            continue
-        f = text[text.rindex(")") + 2:].split()
-        parent[int(d)] = int(f[1])
-        ticks[int(d)] = int(f[11]) + int(f[12])
-    tree, frontier = {pid}, [pid]
+        if d.isdigit():
+            try:
+                text = open(f"/proc/{d}/stat").read()
+            except OSError:
+                continue
+            parent[int(d)] = int(text[text.rindex(")") + 2:].split()[1])
+    tree, frontier = [pid], [pid]
     while frontier:
         p = frontier.pop()
         for c, pp in parent.items():
             if pp == p and c not in tree:
-                tree.add(c)
+                tree.append(c)
                 frontier.append(c)
-    return sum(ticks.get(p, 0) for p in tree) / TICK
+    return tree
+
+
+def process_cpu(pids: list[int]) -> float:
+    """utime + stime (s) of the processes ``pids``, from /proc/<pid>/stat."""
+    total = 0
+    for p in pids:
+        try:
+            text = open(f"/proc/{p}/stat").read()
+        except OSError:
+            continue
+        f = text[text.rindex(")") + 2:].split()
+        total += int(f[11]) + int(f[12])
+    return total / TICK
 
 
 def reference_compute(repeats: int) -> float:
@@ -94,117 +115,222 @@ def reference_compute(repeats: int) -> float:
     return (time.perf_counter() - t0) / len(qs)
 
 
-class Bench:
+# -- the echo node (transport floor) ---------------------------------------------------------
+def echo_main() -> int:
+    """A node named collision_monitor answering each JointState with an empty ContactArray."""
+    from rclpy.node import Node
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import JointState
+
+    from ambf_collision.msg import ContactArray
+    from ambf_collision.ros_run import run_node
+
+    class Echo(Node):
+        def __init__(self):
+            super().__init__("collision_monitor")
+            self.out = ContactArray()
+            self.out.header.frame_id = "world"
+            self.pub = self.create_publisher(ContactArray, "~/contacts", 10)  # as the node
+            self.create_subscription(JointState, "joint_states", self.on_joint_state,
+                                     qos_profile_sensor_data)
+
+        def on_joint_state(self, msg):
+            self.out.header.stamp = msg.header.stamp
+            self.pub.publish(self.out)
+
+    return run_node(Echo, "bench_latency_echo", sys.argv[:1])
+
+
+# -- the publisher process -------------------------------------------------------------------
+def publish_main(domain: int, rates: list[float], seconds: float) -> int:
+    """Publish the demo script at each rate: WARM s, then ``seconds`` recorded between a
+    ``START <rate>`` and an ``END <rate> <stamps...>`` line on stdout, then DRAIN s of silence."""
+    import rclpy
+    from rclpy.qos import qos_profile_sensor_data
+    from rclpy.signals import SignalHandlerOptions
+    from sensor_msgs.msg import JointState
+
+    from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array
+
+    rclpy.init(domain_id=domain, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("bench_latency_publisher")
+    pub = node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
+    msg = JointState()
+    msg.name = list(JOINT_NAMES)
+    deadline = time.monotonic() + 20.0
+    while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    print("READY", flush=True)
+    sys.stdin.readline()  # the receiver has matched the target's ContactArray publisher
+
+    def run(rate, duration, stamps):
+        period = 1e9 / rate
+        start = time.perf_counter_ns()
+        k = 0
+        while True:
+            target = start + k * period
+            now = time.perf_counter_ns()
+            if target > now:  # sleep, no busy wait: the stamp is taken at the actual publish
+                time.sleep((target - now) * 1e-9)
+            if target - start >= duration * 1e9:
+                return
+            msg.position = demo_joint_array(k / rate).tolist()
+            wall = time.time_ns()
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(wall, 1_000_000_000)
+            pub.publish(msg)
+            if stamps is not None:
+                stamps.append(wall)
+            k += 1
+
+    for rate in rates:
+        run(rate, WARM, None)
+        stamps = []
+        print(f"START {rate}", flush=True)
+        run(rate, seconds, stamps)
+        print(f"END {rate} " + " ".join(map(str, stamps)), flush=True)
+        time.sleep(DRAIN)
+    node.destroy_node()
+    rclpy.shutdown()
+    return 0
+
+
+# -- the receiver (this process) -------------------------------------------------------------
+class Receiver:
     def __init__(self, domain: int):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.context import Context
-        from rclpy.executors import SingleThreadedExecutor
-        from rclpy.qos import QoSProfile, qos_profile_sensor_data
-        from sensor_msgs.msg import JointState
+        from rclpy.qos import QoSProfile
 
-        from ambf_collision.demo_trajectory import JOINT_NAMES
         from ambf_collision.msg import ContactArray
+
+        try:
+            from rclpy.experimental import EventsExecutor as Executor
+        except ImportError:  # older rclpy
+            from rclpy.executors import SingleThreadedExecutor as Executor
 
         self.rclpy = rclpy
         self.context = Context()
         rclpy.init(context=self.context, domain_id=domain)
         self.node = rclpy.create_node("bench_latency", context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor = Executor(context=self.context)
         self.executor.add_node(self.node)
-        self.JointState, self.names = JointState, list(JOINT_NAMES)
-        self.pub = self.node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
-        self.node.create_subscription(ContactArray, "/collision_monitor/contacts", self.on_contacts,
-                                      QoSProfile(depth=1000))
-        self.node.create_subscription(DiagnosticArray, "/diagnostics", self.on_diag, 10)
-        self.sent = {}  # stamp ns -> perf_counter_ns at publish
-        self.received = {}  # stamp ns -> perf_counter_ns at receipt
-        self.statuses = []
-        self.diag = []  # (compute mean ms, compute max ms, evaluation rate)
-        self.lock = threading.Lock()
+        self.replies = []  # (stamp ns, wall ns at receipt); list.append is atomic
+        self.diag = []  # (wall s, compute mean ms, compute max ms)
+        unpack, clock, append = struct.Struct("<iI").unpack_from, time.time_ns, self.replies.append
 
-    def on_contacts(self, msg):
-        now = time.perf_counter_ns()
-        key = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        with self.lock:
-            if key in self.sent and key not in self.received:
-                self.received[key] = now
-        self.statuses.append(msg.status)
+        def on_contacts(raw: bytes):  # CDR: 4-byte encapsulation header, then header.stamp
+            now = clock()
+            sec, nsec = unpack(raw, 4)
+            append((sec * 1_000_000_000 + nsec, now))
+
+        self.sub = self.node.create_subscription(ContactArray, "/collision_monitor/contacts",
+                                                 on_contacts, QoSProfile(depth=1000), raw=True)
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self.on_diag, 10)
+
+    def spin_while(self, busy):
+        """Dispatch callbacks in this thread while ``busy()`` (spin_once: the EventsExecutor's
+        ``spin()`` run in a thread here kept a core busy while idle and could not be shut down)."""
+        while busy():
+            self.executor.spin_once(timeout_sec=0.05)
 
     def on_diag(self, msg):
         for st in msg.status:
             if "collision_monitor" in st.name:
                 v = {kv.key: kv.value for kv in st.values}
                 try:
-                    self.diag.append((float(v.get("compute_time_ms", "nan")),
-                                      float(v.get("compute_time_max_ms", "nan")),
-                                      float(v.get("evaluation_rate_hz", "nan"))))
+                    self.diag.append((time.time(), float(v.get("compute_time_ms", "nan")),
+                                      float(v.get("compute_time_max_ms", "nan"))))
                 except ValueError:
                     pass
-
-    def spin_for(self, seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.005)
-
-    def publish_loop(self, rate, seconds, record, stop):
-        from ambf_collision.demo_trajectory import demo_joint_array
-
-        msg = self.JointState()
-        msg.name = self.names
-        period = 1e9 / rate
-        start = time.perf_counter_ns()
-        k = 0
-        while not stop.is_set():
-            target = start + k * period
-            while True:
-                now = time.perf_counter_ns()
-                if now >= target:
-                    break
-                if target - now > 300_000:
-                    time.sleep((target - now - 200_000) * 1e-9)
-            if now - start >= seconds * 1e9:
-                break
-            wall = time.time_ns()
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(wall, 1_000_000_000)
-            msg.position = demo_joint_array(k / rate).tolist()
-            if record:
-                with self.lock:
-                    self.sent[wall] = time.perf_counter_ns()
-            self.pub.publish(msg)
-            k += 1
-
-    def run_rate(self, rate, seconds, pid):
-        stop = threading.Event()
-        warm = threading.Thread(target=self.publish_loop, args=(rate, 0.5, False, stop))
-        warm.start()
-        self.spin_for(0.55)
-        warm.join()
-        self.sent.clear()
-        self.received.clear()
-        self.diag.clear()
-        cpu0, t0 = process_tree_cpu(pid), time.monotonic()
-        th = threading.Thread(target=self.publish_loop, args=(rate, seconds, True, stop))
-        th.start()
-        while th.is_alive():
-            self.executor.spin_once(timeout_sec=0.002)
-        cpu1, t1 = process_tree_cpu(pid), time.monotonic()
-        self.spin_for(0.5)  # drain late replies
-        with self.lock:
-            lat = np.array([(self.received[k] - self.sent[k]) * 1e-6 for k in self.received])
-            n_sent = len(self.sent)
-        diag = np.array(self.diag[1:] or self.diag or [(np.nan, np.nan, np.nan)])
-        return dict(rate=rate, sent=n_sent, received=len(lat), lost=n_sent - len(lat),
-                    p50=float(np.percentile(lat, 50)) if len(lat) else np.nan,
-                    p99=float(np.percentile(lat, 99)) if len(lat) else np.nan,
-                    max=float(lat.max()) if len(lat) else np.nan,
-                    cpu=(cpu1 - cpu0) / (t1 - t0),
-                    compute=float(np.nanmean(diag[:, 0])), compute_max=float(np.nanmax(diag[:, 1])))
 
     def close(self):
         self.executor.shutdown()
         self.node.destroy_node()
         self.rclpy.shutdown(context=self.context)
+
+
+def stop_process(proc: subprocess.Popen) -> str:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    return err or ""
+
+
+def measure(target: str, domain: int, rates: list[float], seconds: float) -> list[dict]:
+    """Start ``target`` (``node`` or ``echo``) and a publisher; one row per rate."""
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1")
+    if target == "node":
+        cmd = [node_executable(), "--ros-args", "-p", f"adf_files:=['{ADF}']",
+               "-p", f"probe_files:=['{PROBES}']", "-p", "publish_markers:=false",
+               "-p", "max_rate:=100000.0", "-p", "report_distance:=0.05"]
+    else:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--_echo"]
+    proc = subprocess.Popen(cmd, cwd=str(REPO), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    pub = rx = None
+    rows = []
+    try:
+        rx = Receiver(domain)
+        pub = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve()), "--_publish", "--domain", str(domain),
+             "--rates", ",".join(map(str, rates)), "--seconds", str(seconds)],
+            cwd=str(REPO), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if pub.stdout.readline().strip() != "READY":
+            raise RuntimeError("publisher did not start")
+        deadline = time.monotonic() + 20.0
+        rx.spin_while(lambda: rx.sub.get_publisher_count() == 0 and time.monotonic() < deadline)
+        if rx.sub.get_publisher_count() == 0:
+            raise RuntimeError(f"the {target} did not come up within 20 s")
+        pids = process_tree(proc.pid)
+        pub.stdin.write("go\n")
+        pub.stdin.flush()
+        windows = []  # (rate, sent stamps, cpu0, cpu1, t0, t1, replies)
+
+        def protocol():  # reads the publisher's START/END lines; stamps arrive in this process
+            for rate in rates:
+                line = pub.stdout.readline().split()
+                if line[:1] != ["START"]:
+                    return
+                cpu0, t0 = process_cpu(pids), time.time()
+                line = pub.stdout.readline().split()
+                cpu1, t1 = process_cpu(pids), time.time()
+                if line[:1] != ["END"]:
+                    return
+                sent = np.array([int(s) for s in line[2:]], dtype=np.int64)
+                time.sleep(DRAIN * 0.9)
+                replies = dict(reversed(rx.replies))  # the first reply per stamp: a heartbeat
+                rx.replies.clear()  # during DRAIN repeats the last stamp
+                windows.append((rate, sent, cpu0, cpu1, t0, t1, replies))
+
+        reader = threading.Thread(target=protocol, daemon=True)
+        reader.start()
+        rx.spin_while(reader.is_alive)
+        for rate, sent, cpu0, cpu1, t0, t1, got in windows:
+            lat = np.array([(got[s] - s) * 1e-6 for s in sent if s in got])
+            diag = np.array([d[1:] for d in rx.diag if t0 <= d[0] <= t1 + DRAIN] or [(np.nan, np.nan)])
+            rows.append(dict(target=target, rate=rate, sent=len(sent), lost=len(sent) - len(lat),
+                             p50=float(np.percentile(lat, 50)) if len(lat) else np.nan,
+                             p99=float(np.percentile(lat, 99)) if len(lat) else np.nan,
+                             max=float(lat.max()) if len(lat) else np.nan,
+                             cpu=(cpu1 - cpu0) / (t1 - t0),
+                             compute=float(np.nanmean(diag[:, 0])) if target == "node" else np.nan,
+                             compute_max=float(np.nanmax(diag[:, 1])) if target == "node" else np.nan))
+        pub.wait(timeout=10)
+    finally:
+        if pub is not None and pub.poll() is None:
+            pub.kill()
+            pub.wait()
+        if rx is not None:
+            rx.close()
+        err = stop_process(proc)
+        if "Traceback" in err:
+            print(f"bench_latency: {target} stderr:\n" + err[-2000:], file=sys.stderr)
+    return rows
 
 
 def main(argv=None) -> int:
@@ -213,60 +339,54 @@ def main(argv=None) -> int:
     mode.add_argument("--quick", action="store_true", help="2 s per rate (default)")
     mode.add_argument("--full", action="store_true", help="10 s per rate")
     ap.add_argument("--rates", default="100,500,1000")
+    ap.add_argument("--targets", default="echo,node", help="echo (transport floor), node, or both")
+    ap.add_argument("--seconds", type=float, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--domain", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--_echo", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--_publish", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    seconds = 10.0 if args.full else 2.0
     rates = [float(r) for r in args.rates.split(",")]
-    domain = int(os.environ.get("BENCH_DOMAIN_ID", 140 + os.getpid() % 30))
+    if args._echo:
+        return echo_main()
+    if args._publish:
+        return publish_main(args.domain, rates, args.seconds)
+    seconds = args.seconds or (10.0 if args.full else 2.0)
+    targets = [t for t in args.targets.split(",") if t]
+    domain = args.domain or int(os.environ.get("BENCH_DOMAIN_ID", 140 + os.getpid() % 30))
 
     ref = reference_compute(300 if args.full else 100)
-    cmd = [node_executable(), "--ros-args", "-p", f"adf_files:=['{ADF}']",
-           "-p", f"probe_files:=['{PROBES}']", "-p", "publish_markers:=false",
-           "-p", "max_rate:=100000.0", "-p", "report_distance:=0.05"]
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1")
-    node = subprocess.Popen(cmd, cwd=str(REPO), env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    bench = None
     rows = []
-    try:
-        bench = Bench(domain)
-        # wait until the node answers
-        deadline = time.monotonic() + 20.0
-        while not bench.statuses and time.monotonic() < deadline:
-            bench.spin_for(0.1)
-        if not bench.statuses:
-            print("bench_latency: the node did not publish within 20 s", file=sys.stderr)
-            return 1
-        for rate in rates:
-            rows.append(bench.run_rate(rate, seconds, node.pid))
-    finally:
-        if bench is not None:
-            bench.close()
-        node.send_signal(signal.SIGINT)
-        try:
-            _, err = node.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            node.kill()
-            _, err = node.communicate()
-        if "Traceback" in (err or ""):
-            print("bench_latency: node stderr:\n" + err[-2000:], file=sys.stderr)
+    for target in targets:
+        rows += measure(target, domain, rates, seconds)
 
     print(f"bench_latency: demo arm (21 pairs) + 256 probes, {seconds:g} s per rate, "
-          f"domain {domain}, {os.cpu_count()} CPUs")
+          f"domain {domain}, {os.cpu_count()} CPUs; JointState publisher, target and receiver "
+          "in 3 processes")
     print(f"reference: in-process model.evaluate + 256 probes = {ref * 1e3:.3f} ms per evaluation")
-    print(f"{'rate Hz':>8} {'sent':>6} {'lost':>5} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
-          f"{'node CPU':>8} {'compute ms':>10} {'max ms':>7} {'p50/ref':>8}")
+    print(f"{'target':>6} {'rate Hz':>8} {'sent':>6} {'lost':>5} {'p50 ms':>7} {'p99 ms':>7} "
+          f"{'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7}")
     for r in rows:
-        print(f"{r['rate']:8.0f} {r['sent']:6d} {r['lost']:5d} {r['p50']:7.3f} {r['p99']:7.3f} "
-              f"{r['max']:7.2f} {100 * r['cpu']:7.1f}% {r['compute']:10.3f} {r['compute_max']:7.2f} "
-              f"{r['p50'] / (ref * 1e3):8.1f}")
-    top = max(rows, key=lambda r: r["rate"])
-    checks = [
-        (f"keeps up with {top['rate']:.0f} Hz, no evaluation lost", top["lost"] == 0),
-        ("p99 < 3 ms at every rate", all(r["p99"] < 3.0 for r in rows)),
-        ("node compute < 0.5 ms per evaluation", all(r["compute"] < 0.5 for r in rows)),
-    ]
-    for text, ok in checks:
-        print(f"target {'MET    ' if ok else 'NOT MET'}: {text}")
+        print(f"{r['target']:>6} {r['rate']:8.0f} {r['sent']:6d} {r['lost']:5d} {r['p50']:7.3f} "
+              f"{r['p99']:7.3f} {r['max']:7.2f} {100 * r['cpu']:6.1f}% {r['compute']:10.3f} "
+              f"{r['compute_max']:7.2f}")
+    floor = {r["rate"]: r for r in rows if r["target"] == "echo"}
+    node = [r for r in rows if r["target"] == "node"]
+    for r in node:
+        f = floor.get(r["rate"])
+        if f is not None:
+            print(f"node/echo at {r['rate']:.0f} Hz: p50 x{r['p50'] / f['p50']:.2f} "
+                  f"(+{r['p50'] - f['p50']:.3f} ms), p99 x{r['p99'] / f['p99']:.2f} "
+                  f"(+{r['p99'] - f['p99']:.3f} ms); p50 - floor = {(r['p50'] - f['p50']) / (ref * 1e3):.2f}"
+                  " x in-process compute")
+    if node:
+        top = max(node, key=lambda r: r["rate"])
+        checks = [
+            (f"keeps up with {top['rate']:.0f} Hz, no evaluation lost", top["lost"] == 0),
+            ("p99 < 3 ms at every rate", all(r["p99"] < 3.0 for r in node)),
+            ("node compute < 0.5 ms per evaluation", all(r["compute"] < 0.5 for r in node)),
+        ]
+        for text, ok in checks:
+            print(f"target {'MET    ' if ok else 'NOT MET'}: {text}")
     return 0
 
 
