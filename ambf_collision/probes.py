@@ -865,24 +865,30 @@ class ProbeSet:
         self._ws_n = np.empty((0, 3))
         self._kind_src = None
         self._compile_kinds(shape_kind)
+        # the outputs that every evaluation resets to zero (or -1) are views of one buffer
+        # each, so that one fill resets them all
+        Q = len(self.patch_names)
+        self._reset_zero = np.zeros(11 * N + 4 * Q)
+        self._reset_index = np.full(2 * N, -1, dtype=np.intp)
+        z, zi = self._reset_zero, self._reset_index
         self.result = ProbeResult(
             names=self.names,
             body=[p.body for p in probes],
             position=np.empty((N, 3)),
             normal=np.empty((N, 3)),
             in_contact=np.zeros(N, dtype=bool),
-            depth=np.zeros(N),
-            area=np.zeros(N),
-            force=np.zeros((N, 3)),
-            force_body=np.zeros((N, 3)),
-            contact_normal=np.zeros((N, 3)),
-            touching_shape=np.full(N, -1, dtype=np.intp),
-            touching_body=np.full(N, -1, dtype=np.intp),
+            depth=z[:N],
+            area=z[N:2 * N],
+            force=z[2 * N:5 * N].reshape(N, 3),
+            force_body=z[5 * N:8 * N].reshape(N, 3),
+            contact_normal=z[8 * N:11 * N].reshape(N, 3),
+            touching_shape=zi[:N],
+            touching_body=zi[N:],
             distance=np.full(N, np.inf),
             patch_names=self.patch_names,
-            patch_force=np.zeros((len(self.patch_names), 3)),
-            patch_area=np.zeros(len(self.patch_names)),
-            patch_in_contact=np.zeros(len(self.patch_names), dtype=np.intp),
+            patch_force=z[11 * N:11 * N + 3 * Q].reshape(Q, 3),
+            patch_area=z[11 * N + 3 * Q:],
+            patch_in_contact=np.zeros(Q, dtype=np.intp),
         )
 
     @classmethod
@@ -1173,17 +1179,10 @@ class ProbeSet:
             _transform(body_R, body_t, self.probe_body, self.local_position, res.position)
             _transform(body_R, None, self.probe_body, self.local_normal, res.normal)
         res.in_contact.fill(False)
-        res.depth.fill(0.0)
-        res.area.fill(0.0)
-        res.force.fill(0.0)
-        res.contact_normal.fill(0.0)
-        res.touching_shape.fill(-1)
-        res.touching_body.fill(-1)
+        self._reset_zero.fill(0.0)  # depth, area, force, force_body, contact_normal, patch totals
+        self._reset_index.fill(-1)  # touching_shape, touching_body
         res.distance.fill(np.inf)
-        res.patch_force.fill(0.0)
-        res.patch_area.fill(0.0)
         res.patch_in_contact.fill(0)
-        res.force_body.fill(0.0)
         res.pairs_checked = 0
         if N == 0 or world_shapes is None or len(self.shape_body) == 0:
             return res
