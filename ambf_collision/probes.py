@@ -71,6 +71,7 @@ __all__ = [
     "probe_report_json",
     "probe_report_table",
     "ProbeCheckExtension",
+    "rigid_roots",
 ]
 
 DEFAULT_RANGE = 0.05
@@ -516,6 +517,22 @@ class ProbeResult:
     pairs_checked: int = 0  # exact (probe, shape) distance queries this cycle
 
 
+def rigid_roots(model) -> np.ndarray:
+    """``(B,)`` per body of a :class:`ambf_collision.model.Model` the index of the body it is
+    rigidly attached to: following its parent joints while they do not move (fixed and other
+    non-revolute, non-prismatic joints hold a constant relative pose), up to a body whose parent
+    joint moves or that has none. Equal roots: the bodies move together."""
+    tree = model.tree
+    parent = [j.parent for j in model.world.joints]
+    root = np.arange(tree.n_bodies, dtype=np.intp)
+    for b in range(tree.n_bodies):
+        r = b
+        while tree.parent_joint[r] >= 0 and not tree.movable[tree.parent_joint[r]]:
+            r = parent[tree.parent_joint[r]]
+        root[b] = r
+    return root
+
+
 def shape_bounding_sphere(shape):
     """``(center (3,), radius)`` of a sphere containing ``shape``, in the frame the shape is
     given in (m); radius ``inf`` for a plane. Uses the ``shapes.py`` field names."""
@@ -628,6 +645,33 @@ test, far above the float rounding of both tests (scene coordinates up to ~1e3 m
 _FACING_SLACK = 1e-9
 """Slack (m, and for unit-vector dots) of the cluster facing tests, far above float rounding."""
 
+_STATIC_MARGIN = 1e-6
+"""Margin (m) by which a shape must lie behind the sensor plane of a cluster it moves rigidly
+with to be dropped for good: far above the rounding of rigid motions (coordinates ~1e3 m)."""
+
+
+def _round_support(world, rows, n):
+    """``(R, C)`` support ``max_x x . n_c`` of the segments of spheres/capsules ``rows``
+    (world shape indices) along the unit vectors ``n (C, 3)``."""
+    sup = world.a[rows] @ n.T
+    np.maximum(sup, world.b[rows] @ n.T, out=sup)
+    return sup
+
+
+def _box_support(world, rows, n):
+    """``(R, C)`` support of boxes ``rows`` along ``n (C, 3)``: ``c . n + sum_i h_i |R^T n|_i``."""
+    sup = np.abs(np.matmul(n[None, :, :], world.rot[rows]))  # |R^T n|, (R, C, 3)
+    sup = np.einsum("sci,si->sc", sup, world.half[rows])
+    sup += world.a[rows] @ n.T
+    return sup
+
+
+def _solid_support(center, radius, n):
+    """``(R, C)`` support of bounding spheres (centres ``(R, 3)``, radii ``(R,)``) along ``n``."""
+    sup = center @ n.T
+    sup += radius[:, None]
+    return sup
+
 
 def _round_sdf(ps, world, s, p, d, n):
     """Spheres and capsules (segment a-b of radius r); fallback normals as in batch."""
@@ -727,6 +771,10 @@ class ProbeSet:
     ``ambf_collision.batch.point_signed_distance`` (which handles cylinders, cones, hulls).
     ``shape_kind (S,)``: kind codes of the shapes (``from_shapes`` passes them; else taken
     from the first world shapes evaluated).
+    ``rigid_root (B,)``: per body an index shared by exactly the bodies that move rigidly
+    together (through non-movable joints; see :func:`rigid_roots`; ``from_model`` passes it).
+    A shape lying wholly behind the sensor plane of a cluster it moves rigidly with stays
+    behind it: the first evaluation with world shapes drops such pairs for good.
 
     Per cycle: probe centres/normals by one matmul per body; broadphase of probe clusters
     against shape bounding spheres, then per cluster the exact tests "plane/box farther than
@@ -736,7 +784,8 @@ class ProbeSet:
     """
 
     def __init__(self, specs, body_names, shape_body, shape_center, shape_radius,
-                 groups_of=None, point_distance=None, cluster_size=32, shape_kind=None):
+                 groups_of=None, point_distance=None, cluster_size=32, shape_kind=None,
+                 rigid_root=None):
         # the default exact stage computes sphere/capsule/plane/box SDFs here (same formulas
         # as batch.point_signed_distance, without the nearest points the probes never use)
         self._fast = point_distance is None
@@ -756,6 +805,7 @@ class ProbeSet:
         B = len(self.body_names)
         S = len(shape_body)
         N = len(probes)
+        self.rigid_root = None if rigid_root is None else np.asarray(rigid_root, dtype=np.intp).reshape(B)
         self.shape_body = np.asarray(shape_body, dtype=np.intp).reshape(S)
         self.shape_center = np.asarray(shape_center, dtype=float).reshape(S, 3)
         self.shape_radius = np.asarray(shape_radius, dtype=float).reshape(S)
@@ -905,6 +955,7 @@ class ProbeSet:
         """Compile against a :class:`ambf_collision.model.Model` (its bodies, shapes in body
         frames and collision groups). The set keeps its own world-shape buffer, so evaluating
         it never touches the model's buffers."""
+        kw.setdefault("rigid_root", rigid_roots(model))
         self = cls.from_shapes(specs, model.body_names, model.shapes, model.shape_body,
                                groups_of=model.groups_of, **kw)
         self._link = LinkShapes(model.shapes, model.shape_body) if len(model.shapes) else None
@@ -982,6 +1033,16 @@ class ProbeSet:
         inner = (self._s_radius[:, None] + self._cluster_least_reach[None, :]
                  - self._cluster_spread[None, :] - _FINE_SLACK)
         self._within = np.where(inner > 0.0, inner * inner, -1.0)
+        # sensed (shape, cluster) pairs moving rigidly together, with a common sensor normal:
+        # their facing test never changes, so those it rejects are dropped once (_static_prune)
+        self._bound_world = self._bound  # the bound with world shapes (after _static_prune)
+        self._rigid = None
+        if self.rigid_root is not None and kinds is not None and self._any_uniform:
+            root = self.rigid_root
+            rigid = root[self._s_body][:, None] == root[self.cluster_body][None, :]
+            rigid &= self._allowed & np.isfinite(self._cluster_front)[None, :]
+            if rigid.any():
+                self._rigid = rigid
         self._beyond = np.empty(self._within.shape, dtype=bool)
 
     def _sync_kinds(self, world):
@@ -1037,7 +1098,9 @@ class ProbeSet:
                 np.subtract(sw[:, ax, None], cw[None, :, ax], out=tmp)
                 np.multiply(tmp, tmp, out=tmp)
                 d2 += tmp
-        np.less_equal(d2, self._bound, out=hit)
+        if world is not None and self._rigid is not None:
+            self._static_prune(body_t, world, sw)
+        np.less_equal(d2, self._bound if world is None else self._bound_world, out=hit)
         hit &= self._allowed
         if world is not None:
             self._prune(body_R, body_t, world, sw, cw, hit)
@@ -1130,19 +1193,32 @@ class ProbeSet:
         if planes:
             hit[p0:p1] &= pn @ nw.T <= _FACING_SLACK
         if rounds:
-            rs = self._round_shapes
-            sup = world.a[rs] @ nw.T
-            np.maximum(sup, world.b[rs] @ nw.T, out=sup)
-            hit[:r1] &= sup >= front
-        if boxes:  # support of a box along n: c . n + sum_i h_i |R^T n|_i
-            sup = np.abs(np.matmul(nw[None, :, :], rot))  # |R^T n|, (Sb,C,3)
-            sup = np.einsum("sci,si->sc", sup, half)
-            sup += world.a[bs] @ nw.T
-            hit[b0:b1] &= sup >= front
+            hit[:r1] &= _round_support(world, self._round_shapes, nw) >= front
+        if boxes:
+            hit[b0:b1] &= _box_support(world, bs, nw) >= front
         for a, b in solids:
-            sup = sw[a:b] @ nw.T
-            sup += self._s_radius[a:b, None]
-            hit[a:b] &= sup >= front
+            hit[a:b] &= _solid_support(sw[a:b], self._s_radius[a:b], nw) >= front
+
+    def _static_prune(self, body_t, world, sw):
+        """Drop for good the rigid (shape, cluster) pairs (``self._rigid``) whose shape lies
+        behind the cluster's sensor plane by more than ``_STATIC_MARGIN``: moving together,
+        they keep that margin (to float rounding), so the facing test of :meth:`_prune` would
+        reject them at every cycle. Uses this cycle's world shapes, shape centres ``sw`` and
+        cluster normals (``_broadphase`` computed them)."""
+        nw = self._cluster_n
+        front = np.einsum("ij,ij->i", _rows(body_t, self.cluster_body), nw) + self._cluster_front
+        sup = np.full(self._bound.shape, np.inf)  # planes: never dropped here
+        if self._round_rows:
+            sup[:self._round_rows] = _round_support(world, self._round_shapes, nw)
+        if self._box_rows is not None:
+            b0, b1 = self._box_rows
+            sup[b0:b1] = _box_support(world, self._box_shapes, nw)
+        for a, b in self._solid_rows:
+            sup[a:b] = _solid_support(sw[a:b], self._s_radius[a:b], nw)
+        behind = self._rigid & (sup < front - _STATIC_MARGIN)
+        if behind.any():
+            self._bound_world = np.where(behind, -1.0, self._bound)
+        self._rigid = None
 
     def _exact(self, world, pi, sp, P):
         """Signed distances ``d (K,)`` and outward normals ``n (K,3)`` of the candidates

@@ -966,3 +966,58 @@ def test_candidates_equal_brute_force_bounding_sphere_pairs_with_and_without_fin
             if len(pi):
                 kinds.add(bool(ps._beyond.any()))  # True: some clusters went through the fine test
         assert kinds == {True, False}
+
+
+def test_rigid_roots_of_the_demo_model():
+    """The demo's fingertip hangs on the hand by a fixed joint (fingertip_mount); every other
+    joint is revolute and the floor and table are roots of their own."""
+    from ambf_collision.model import Model
+    from ambf_collision.probes import rigid_roots
+
+    model = Model.from_files([DEMO / "demo_arm.yaml"])
+    names = [n.rsplit("/", 1)[-1] for n in model.body_names]
+    root = rigid_roots(model)
+    expect = {n: n for n in names}
+    expect["fingertip"] = "hand"
+    assert [names[r] for r in root] == [expect[n] for n in names]
+
+
+def test_rigid_shapes_behind_the_pad_are_dropped_once_and_results_unchanged():
+    """A pad on a finger fixed to a hand: a capsule, a box and a cylinder of the hand lie
+    behind the pad's sensor plane (within the probes' reach), a sphere of the hand in front of
+    it, and a capsule on a free body moves around. Given the rigid roots, the set drops the
+    three shapes behind the pad at its first evaluation, never the sphere; over random poses
+    (hand and finger moved together) every output and pairs_checked equal, bit for bit, those of
+    the set without rigid roots (which keeps the facing test per cycle)."""
+    rng = np.random.default_rng(5)
+    sc = Scene(["finger", "hand", "free"])
+    sc.add("hand", Capsule([-0.01, 0, -0.012], [0.01, 0, -0.012], 0.004))
+    sc.add("hand", Box([0.02, 0.02, 0.004], [0, 0.0, -0.02]))
+    sc.add("hand", Cylinder(0.006, 0.004, [0.0, 0.012, -0.015]))
+    sc.add("hand", Sphere([0.0, 0.0, 0.012], 0.003))  # in front of the pad
+    sc.add("free", Capsule([-0.02, 0, 0], [0.02, 0, 0], 0.005))
+    pad = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0, 0, 1.0]),
+                    np.array([1.0, 0, 0]), 0.002, 0.001, 1000.0, rows=6, cols=6, range=0.01)
+    plain = sc.probe_set([pad], cluster_size=9)
+    rigid = sc.probe_set([pad], cluster_size=9, rigid_root=[0, 0, 2])
+    behind, front = np.array([0, 1, 2]), 3
+    for trial in range(40):
+        R = axis_angle_to_matrix(rng.normal(size=3), rng.uniform(0, math.pi))
+        t = rng.uniform(-0.05, 0.05, 3)
+        sc.pose("hand", R=R, t=t)
+        sc.pose("finger", R=R, t=t + R @ np.array([0.0, 0.0, 0.001]))  # fixed to the hand
+        u = rng.normal(size=3)
+        sc.pose("free", R=axis_angle_to_matrix(rng.normal(size=3), 1.0),
+                t=t + R @ np.array([0, 0, 0.01]) + 0.02 * u / np.linalg.norm(u))
+        a = {k: np.copy(v) for k, v in vars(sc.evaluate(plain)).items() if isinstance(v, np.ndarray)}
+        a["pairs"] = plain.result.pairs_checked
+        b = {k: np.copy(v) for k, v in vars(sc.evaluate(rigid)).items() if isinstance(v, np.ndarray)}
+        b["pairs"] = rigid.result.pairs_checked
+        assert a.keys() == b.keys()
+        for k in a:
+            assert np.asarray(a[k]).tobytes() == np.asarray(b[k]).tobytes(), (trial, k)
+        assert a["pairs"] > 0 and np.isfinite(a["distance"]).any()
+    dropped = (rigid._bound_world < 0) & (rigid._bound >= 0)  # (sorted shape, cluster)
+    shape_of_row = rigid._sorder
+    assert set(shape_of_row[np.flatnonzero(dropped.all(axis=1))].tolist()) == set(behind.tolist())
+    assert not dropped[np.flatnonzero(shape_of_row == front)].any()
