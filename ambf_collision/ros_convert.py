@@ -6,6 +6,8 @@
 - :class:`ProbeArrayWriter`: one ``ProbeArray`` whose ``ProbeState`` objects are created once per
   probe set (names and bodies fixed) and whose numbers are refreshed per cycle from the probe
   result arrays (``tolist()`` once per array, never per element through NumPy scalars).
+- :func:`decode_joint_state`: the fields the node reads from a serialized ``JointState`` (a raw
+  subscription), without building the Python message (rclpy's conversion costs ~25 us).
 - :class:`ContactArraySerializer`: the ``ContactArray`` of :class:`ContactArrayWriter` directly as
   serialized CDR bytes (rclpy's conversion of the message object costs more than writing them).
 - :class:`ProbeArraySerializer`: the same ``ProbeArray`` directly as serialized CDR bytes for
@@ -28,8 +30,8 @@ from geometry_msgs.msg import Point, Vector3
 
 from ambf_collision.msg import Contact, ContactArray, ProbeArray, ProbeState
 
-__all__ = ["stamp_msg", "ContactArrayWriter", "ContactArraySerializer", "ProbeArrayWriter",
-           "ProbeArraySerializer"]
+__all__ = ["stamp_msg", "decode_joint_state", "ContactArrayWriter", "ContactArraySerializer",
+           "ProbeArrayWriter", "ProbeArraySerializer"]
 
 _SLOTS = all(f"_{k}" in ProbeState.__slots__ for k in
              ("in_contact", "depth", "area", "distance", "touching_body")) and all(
@@ -190,6 +192,56 @@ class ProbeArrayWriter:
                 n.x, n.y, n.z = nrm[i]
         m.probes = self.states
         return m
+
+
+# ----------------------------------------------------------------------------- raw CDR joint states
+
+
+_U32 = struct.Struct("<I")
+
+
+def decode_joint_state(data: bytes):
+    """``(names list, positions float64 array, sec, nanosec)`` of a serialized
+    ``sensor_msgs/JointState`` in little-endian CDR (encapsulation ``00 01``), read as far as
+    ``position``; None for any other encapsulation (the caller then uses rclpy's deserializer).
+    Raises ``ValueError`` (``UnicodeDecodeError`` for bad UTF-8) for truncated or malformed data.
+
+    Layout after the 4-byte encapsulation (offsets from the body start): int32 sec, uint32
+    nanosec, frame_id (uint32 length with the NUL, bytes, NUL), uint32 name count (4-aligned),
+    each name a 4-aligned string, uint32 position count (4-aligned), float64s (8-aligned)."""
+    if data[:2] != b"\x00\x01":
+        return None
+    try:
+        return _decode_joint_state_le(memoryview(data)[4:])
+    except struct.error as err:  # read past the end
+        raise ValueError(f"truncated JointState: {err}") from None
+
+
+def _decode_joint_state_le(body):
+    sec, nanosec = _HEAD.unpack_from(body, 0)
+    (n,) = _U32.unpack_from(body, 8)
+    off = 12 + n  # past frame_id
+    if n == 0 or off > len(body) or body[off - 1] != 0:
+        raise ValueError("malformed JointState.header.frame_id")
+    names = []
+    off += -off % 4
+    (count,) = _U32.unpack_from(body, off)
+    off += 4
+    for _ in range(count):
+        off += -off % 4
+        (n,) = _U32.unpack_from(body, off)
+        if n == 0 or off + 4 + n > len(body) or body[off + 3 + n] != 0:
+            raise ValueError("malformed string in JointState.name")
+        names.append(str(body[off + 4:off + 3 + n], "utf-8"))
+        off += 4 + n
+    off += -off % 4
+    (count,) = _U32.unpack_from(body, off)
+    off += 4
+    off += -off % 8
+    if off + 8 * count > len(body):
+        raise ValueError("JointState.position runs past the end of the data")
+    positions = np.frombuffer(body, "<f8", count, off)
+    return names, positions, sec, nanosec
 
 
 # ----------------------------------------------------------------------------- raw CDR contacts

@@ -24,18 +24,21 @@ from __future__ import annotations
 import math
 import time
 
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import (FloatingPointRange, ParameterDescriptor, ParameterType,
                                 SetParametersResult)
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 
 from ambf_collision import monitor as mon
 from ambf_collision.msg import ContactArray, ProbeArray
 from ambf_collision.ros_convert import (ContactArraySerializer, ContactArrayWriter,
-                                       ProbeArraySerializer, ProbeArrayWriter, stamp_msg)
+                                       ProbeArraySerializer, ProbeArrayWriter, decode_joint_state,
+                                       stamp_msg)
 from ambf_collision.ros_run import run_node
 from ambf_collision.ros_tf import TfSource
 
@@ -205,8 +208,10 @@ class CollisionMonitorNode(Node):
 
         self.markers_pub = self.create_publisher(MarkerArray, "~/markers", 1)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        self.sub = self.create_subscription(JointState, "joint_states", self._on_joint_state,
-                                            qos_profile_sensor_data)
+        # raw: the serialized JointState is decoded here (names, positions, stamp only), which
+        # costs a fraction of rclpy's conversion into a Python message
+        self.sub = self.create_subscription(JointState, "joint_states", self._on_joint_state_raw,
+                                            qos_profile_sensor_data, raw=True)
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.create_service(Trigger, "~/reload", self._on_reload)
         self.heartbeat_timer = self.create_timer(1.0 / self.config.heartbeat_rate, self._on_heartbeat)
@@ -263,13 +268,42 @@ class CollisionMonitorNode(Node):
 
     # -- inputs ----------------------------------------------------------------------------
     def _on_joint_state(self, msg: JointState):
+        """A ``JointState`` message object."""
         t0 = time.perf_counter()
-        now = self._now()
         st = msg.header.stamp
-        stamp = st.sec + st.nanosec * 1e-9
-        accepted, _ = self.monitor.on_joint_state(msg.name, msg.position, stamp, now)
+        self._joint_state(msg.name, msg.position, st.sec, st.nanosec, st, t0)
+
+    def _on_joint_state_raw(self, data: bytes):
+        """A serialized ``JointState`` (the subscription's raw callback): decoded by
+        ``decode_joint_state``; other encodings, and data it finds malformed, go through rclpy's
+        deserializer; data that rclpy cannot read either is dropped with a throttled warning."""
+        t0 = time.perf_counter()
+        try:
+            decoded = decode_joint_state(data)
+        except ValueError:
+            decoded = None
+        if decoded is None:
+            try:
+                msg = deserialize_message(data, JointState)
+            except Exception as err:  # noqa: BLE001 - the node survives any input
+                self.get_logger().warning(f"unreadable joint state ({len(data)} bytes): {err}",
+                                          throttle_duration_sec=5.0)
+                return
+            st = msg.header.stamp
+            self._joint_state(msg.name, msg.position, st.sec, st.nanosec, st, t0)
+        else:
+            names, positions, sec, nanosec = decoded
+            self._joint_state(names, positions, sec, nanosec, None, t0)
+
+    def _joint_state(self, names, positions, sec: int, nanosec: int, st, t0: float):
+        """``st``: the message's ``builtin_interfaces/Time`` (None: made from sec, nanosec
+        when the state is accepted), republished as the outputs' stamp."""
+        now = self._now()
+        stamp = sec + nanosec * 1e-9
+        accepted, _ = self.monitor.on_joint_state(names, positions, stamp, now)
         if accepted:
-            self._stamp_pair = (self.monitor.merger.stamp, st)
+            self._stamp_pair = (self.monitor.merger.stamp,
+                                st if st is not None else Time(sec=sec, nanosec=nanosec))
         self._cycle(now, t0)
 
     def _on_heartbeat(self):

@@ -61,3 +61,35 @@ def test_world_frame_parameter_reaches_the_header(domain, peer):
         assert got[-1].header.frame_id == "map"
     finally:
         node.stop()
+
+
+def test_unreadable_joint_state_bytes_are_survived(domain, peer):
+    """The node reads joint states from the serialized data (raw subscription): bytes that are
+    no JointState (garbage, a truncated message, another encoding flag) are dropped with a
+    warning, the node keeps publishing, and the next good message is evaluated (OK, stamp
+    echoed)."""
+    from rclpy.serialization import serialize_message
+
+    node = NodeProcess(domain, {"heartbeat_rate": 20.0})
+    try:
+        got = _collect(peer)
+        assert peer.spin_until(lambda: len(got) >= 1, timeout=20.0), "no ContactArray arrived"
+        pub = peer.node.create_publisher(JointState, "/joint_states", qos_profile_sensor_data)
+        js = JointState(name=[], position=[])
+        js.header.stamp = peer.node.get_clock().now().to_msg()
+        good = serialize_message(js)
+        for bad in (b"\x00\x01\x00\x00garbage!", good[:9], b"\x00\x05" + good[2:], b"\x00\x01"):
+            pub.publish(bad)
+        n = len(got)
+        assert peer.spin_until(lambda: len(got) > n + 2, timeout=5.0), "node stopped publishing"
+        for _ in range(100):
+            pub.publish(good)
+            if peer.spin_until(lambda: got[-1].status == ContactArray.STATUS_OK, timeout=0.1):
+                break
+        assert got[-1].status == ContactArray.STATUS_OK
+        assert got[-1].header.stamp == js.header.stamp
+    finally:
+        code, out, err = node.stop()
+    assert code == 0, err
+    assert "Traceback" not in err + out
+    assert "unreadable joint state" in err + out

@@ -14,7 +14,7 @@ pytest.importorskip("ambf_collision.msg", reason="messages not built: run throug
 from ambf_collision.msg import ContactArray  # noqa: E402
 from ambf_collision.ros_convert import (  # noqa: E402
     ContactArraySerializer, ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter, contact_msg,
-    stamp_msg)
+    decode_joint_state, stamp_msg)
 
 
 def _contact(d, p1, p2, n, b1="/w/a", b2="/w/b"):
@@ -208,3 +208,66 @@ def test_probe_serializer_hand_values():
     assert (a.depth, a.area, a.distance) == (0.001, 2e-6, -0.001)
     assert (a.force.x, a.force.y, a.force.z, a.contact_normal.z) == (0.0, 0.5, 2.0, 1.0)
     assert (a.position.x, a.position.y, a.position.z, a.normal.z) == (0.1, 0.2, 0.3, -1.0)
+
+
+def _joint_states(rng):
+    """JointState messages with odd contents: every name and frame length modulo 4 and 8,
+    non-ASCII names, empty lists, more names than positions and the reverse, velocity and
+    effort present or not, non-finite / signed-zero / subnormal / huge positions, extreme
+    stamps."""
+    from sensor_msgs.msg import JointState
+
+    odd = [math.nan, math.inf, -math.inf, -0.0, 5e-324, 1.7e308, 0.1]
+    for k in range(60):
+        js = JointState()
+        js.header.frame_id = "f" * (k % 11)
+        js.header.stamp.sec = [0, 1, -2**31, 2**31 - 1][k % 4]
+        js.header.stamp.nanosec = [0, 999_999_999, 2**32 - 1, 123][k // 4 % 4]
+        n = k % 7
+        js.name = [("ä" if (i + k) % 5 == 0 else "j") * ((i + k) % 10) + str(i) for i in range(n)]
+        m = max(0, n + (k % 3) - 1)  # one fewer, as many, one more than names
+        js.position = [odd[(i + k) % len(odd)] if k % 2 else float(rng.normal()) for i in range(m)]
+        if k % 4 == 1:
+            js.velocity = [1.0] * (k % 5)
+            js.effort = [2.0] * (k % 3)
+        yield js
+
+
+def test_decode_joint_state_equals_rclpy_deserialization():
+    """decode_joint_state reads from the serialized bytes exactly the names, positions (bit for
+    bit) and stamp that rclpy's own deserializer gives."""
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import JointState
+
+    for js in _joint_states(np.random.default_rng(3)):
+        raw = serialize_message(js)
+        ref = deserialize_message(raw, JointState)
+        names, positions, sec, nanosec = decode_joint_state(raw)
+        assert names == list(ref.name)
+        assert positions.dtype == np.float64
+        assert positions.tobytes() == np.asarray(ref.position, np.float64).tobytes()
+        assert (sec, nanosec) == (ref.header.stamp.sec, ref.header.stamp.nanosec)
+
+
+def test_decode_joint_state_refuses_other_encodings_and_malformed_data():
+    """Other encapsulations -> None (the node then asks rclpy); truncated or malformed data ->
+    ValueError, never a crash or a silently wrong result."""
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+
+    js = JointState(name=["a", "bb"], position=[0.5, 0.25])
+    raw = serialize_message(js)
+    assert decode_joint_state(b"\x00\x00" + raw[2:]) is None  # big endian
+    assert decode_joint_state(b"\x00\x07" + raw[2:]) is None  # XCDR2 / anything else
+    for cut in range(len(raw) - 1):
+        data = raw[:cut]
+        try:
+            got = decode_joint_state(data)
+        except ValueError:
+            continue
+        # a prefix that still holds names and positions must give exactly them
+        assert got is None or (got[0] == ["a", "bb"] and got[1].tolist() == [0.5, 0.25])
+    broken = bytearray(raw)
+    broken[raw.index(b"bb") + 2] = 0x41  # the second name's NUL overwritten
+    with pytest.raises(ValueError):
+        decode_joint_state(bytes(broken))
