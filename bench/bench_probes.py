@@ -7,6 +7,11 @@ Workloads (seeded):
   B. 10,000 probes (a dense skin: 10 patches of 1,000 on 10 bodies) against a 100-shape
      scene (capsules, spheres, boxes, cylinders, cones on 20 bodies, plus a floor plane);
      target <= 10 ms.
+  C. The demo (issue 6): examples/demo/demo_arm.yaml with the 256 probes of
+     examples/demo/demo_probes_256.yaml along the demo joint script (free, proximity and
+     contact cycles), with the model's rigid roots (ProbeSet.from_model) and without them
+     (ProbeSet.from_shapes): median, mean and p99 per evaluation, same cycles interleaved,
+     in thread CPU time (other processes on a shared machine do not count).
 Each cycle moves every body a little (poses precomputed), computes the world shapes (timed
 separately: the model does that anyway for collision) and evaluates all probes.
 The coal reference computes the signed distance of every sensed (probe, shape) pair (a
@@ -171,6 +176,44 @@ def run(workload, cycles, target_ms, probe_range=0.02):
     return probe_ms
 
 
+def run_demo(cycles):
+    """Workload C: the demo trajectory, with and without the model's rigid roots."""
+    from ambf_collision.demo_trajectory import JOINT_NAMES, PERIOD, demo_joint_array
+    from ambf_collision.model import Model
+    from ambf_collision.probes import load_probe_file, rigid_roots
+
+    repo = Path(__file__).resolve().parents[1]
+    model = Model.from_files([str(repo / "examples/demo/demo_arm.yaml")])
+    data = model.create_data()
+    specs = load_probe_file(repo / "examples/demo/demo_probes_256.yaml", model.body_names)
+    args = (specs, model.body_names, model.shapes, model.shape_body)
+    sets = {"without rigid roots": ProbeSet.from_shapes(*args, groups_of=model.groups_of),
+            "with rigid roots": ProbeSet.from_shapes(*args, groups_of=model.groups_of,
+                                                     rigid_root=rigid_roots(model))}
+    plain = [n.rsplit("/", 1)[-1] for n in model.joint_names]
+    names = [n for n in plain if n in JOINT_NAMES]
+    order = [JOINT_NAMES.index(n) for n in names]
+    times = {k: [] for k in sets}
+    contact = []
+    for i, t in enumerate(np.linspace(0.0, PERIOD, cycles, endpoint=False)):
+        model.set_joint_positions(data, names, demo_joint_array(t)[order])
+        ev = model.evaluate(data)
+        keys = list(sets) if i % 2 == 0 else list(sets)[::-1]
+        for k in keys:
+            a = time.thread_time()
+            res = sets[k].evaluate(ev.body_R, ev.body_t, model.link_shapes.world)
+            times[k].append(time.thread_time() - a)
+        contact.append(bool(res.in_contact.any()))
+    print(f"workload C (demo): {len(specs[0].probes()) if specs else 0} probes x {len(model.shapes)} shapes "
+          f"along the demo script, {cycles} cycles ({sum(contact)} with contact)")
+    for k, v in times.items():
+        v = 1e6 * np.array(v)
+        print(f"  {k:20s}: median {np.median(v):6.1f} us  mean {v.mean():6.1f} us  p99 {np.percentile(v, 99):6.1f} us")
+    a, b = (1e6 * np.array(times[k]) for k in sets)
+    print(f"  ratio without / with rigid roots: median {np.median(a) / np.median(b):.2f}x, "
+          f"mean {a.mean() / b.mean():.2f}x")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cycles", type=int, default=200)
@@ -179,6 +222,7 @@ def main(argv=None):
     run("B", max(20, args.cycles // 4), 10.0)
     print("worst case (range 10 m: the broadphase prunes nothing, every pair is exact):")
     run("A", max(20, args.cycles // 4), 2.0, probe_range=10.0)
+    run_demo(max(2000, 10 * args.cycles))
 
 
 if __name__ == "__main__":
