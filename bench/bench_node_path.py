@@ -23,8 +23,9 @@ cycle times, in microseconds:
   contacts bytes    ContactArraySerializer.serialize (the CDR bytes the node publishes raw)
   probes msg        ProbeArrayWriter.fill (message objects; rclpy then converts them per field)
   probes bytes      ProbeArraySerializer.serialize (the CDR bytes the node publishes raw)
-  node callback     CollisionMonitorNode._on_joint_state end to end (clock, monitor, conversion,
-                    publish with no subscriber), when rclpy is importable
+  node callback     CollisionMonitorNode._on_joint_state_raw (the node's raw joint_states callback)
+                    end to end on serialized JointState bytes (decode, clock, monitor,
+                    conversion, publish with no subscriber), when rclpy is importable
 
 The reference of the same run is the 0.5 ms target of issue 6; the total is
 accept + monitor step + the contact and probe conversions the node uses (bytes when available). "outside geometry" removes the two geometry-core rows.
@@ -218,11 +219,13 @@ def run_stages(cycles: int):
 
 
 def node_callback(cycles: int):
-    """Mean/median us of CollisionMonitorNode._on_joint_state with real JointState messages."""
+    """Times (us) of CollisionMonitorNode._on_joint_state_raw with serialized JointState
+    messages (what the node's raw subscription hands it)."""
     try:
         import rclpy
         from rclpy.context import Context
         from rclpy.parameter import Parameter
+        from rclpy.serialization import serialize_message
         from sensor_msgs.msg import JointState
 
         from ambf_collision.ros_node import CollisionMonitorNode
@@ -255,8 +258,9 @@ def node_callback(cycles: int):
         for js in msgs:
             ns = node.get_clock().now().nanoseconds
             js.header.stamp.sec, js.header.stamp.nanosec = ns // 10**9, ns % 10**9
+            raw = serialize_message(js)
             t0 = time.perf_counter()
-            node._on_joint_state(js)
+            node._on_joint_state_raw(raw)
             times.append(time.perf_counter() - t0)
         if node.monitor.evaluations - evaluations != len(msgs):
             print(f"(node callback: {node.monitor.evaluations - evaluations} evaluations for "
