@@ -47,6 +47,9 @@ PROBES = "examples/demo/demo_probes_256.yaml"
 TICK = os.sysconf("SC_CLK_TCK")
 WARM = 0.5  # s of publishing before each measured window (not counted)
 DRAIN = 0.5  # s after each window for late replies
+# Experiments: a script run as ``python $BENCH_TARGET_WRAPPER {node|echo} [--ros-args ...]`` in
+# place of the target (e.g. to try another executor in ros_run); unset, the installed node runs.
+WRAPPER = os.environ.get("BENCH_TARGET_WRAPPER", "")
 
 
 def node_executable() -> str:
@@ -216,7 +219,7 @@ class Receiver:
         self.executor = Executor(context=self.context)
         self.executor.add_node(self.node)
         self.replies = []  # (stamp ns, wall ns at receipt); list.append is atomic
-        self.diag = []  # (wall s, compute mean ms, compute max ms)
+        self.diag = []  # (wall s, compute mean ms, compute max ms, callback mean ms)
         unpack, clock, append = struct.Struct("<iI").unpack_from, time.time_ns, self.replies.append
 
         def on_contacts(raw: bytes):  # CDR: 4-byte encapsulation header, then header.stamp
@@ -240,7 +243,8 @@ class Receiver:
                 v = {kv.key: kv.value for kv in st.values}
                 try:
                     self.diag.append((time.time(), float(v.get("compute_time_ms", "nan")),
-                                      float(v.get("compute_time_max_ms", "nan"))))
+                                      float(v.get("compute_time_max_ms", "nan")),
+                                      float(v.get("cycle_time_ms", "nan"))))
                 except ValueError:
                     pass
 
@@ -264,12 +268,13 @@ def stop_process(proc: subprocess.Popen) -> str:
 def measure(target: str, domain: int, rates: list[float], seconds: float) -> list[dict]:
     """Start ``target`` (``node`` or ``echo``) and a publisher; one row per rate."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1")
+    wrap = [sys.executable, WRAPPER, target] if WRAPPER else None  # experiments only
     if target == "node":
-        cmd = [node_executable(), "--ros-args", "-p", f"adf_files:=['{ADF}']",
+        cmd = (wrap or [node_executable()]) + ["--ros-args", "-p", f"adf_files:=['{ADF}']",
                "-p", f"probe_files:=['{PROBES}']", "-p", "publish_markers:=false",
                "-p", "max_rate:=100000.0", "-p", "report_distance:=0.05"]
     else:
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--_echo"]
+        cmd = wrap or [sys.executable, str(Path(__file__).resolve()), "--_echo"]
     proc = subprocess.Popen(cmd, cwd=str(REPO), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     pub = rx = None
@@ -312,14 +317,17 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
         rx.spin_while(reader.is_alive)
         for rate, sent, cpu0, cpu1, t0, t1, got in windows:
             lat = np.array([(got[s] - s) * 1e-6 for s in sent if s in got])
-            diag = np.array([d[1:] for d in rx.diag if t0 <= d[0] <= t1 + DRAIN] or [(np.nan, np.nan)])
+            # /diagnostics in the window, less the first (its period began before the window)
+            diag = [d[1:] for d in rx.diag if t0 <= d[0] <= t1 + DRAIN]
+            diag = np.array(diag[1:] or diag or [(np.nan,) * 3])
             rows.append(dict(target=target, rate=rate, sent=len(sent), lost=len(sent) - len(lat),
                              p50=float(np.percentile(lat, 50)) if len(lat) else np.nan,
                              p99=float(np.percentile(lat, 99)) if len(lat) else np.nan,
                              max=float(lat.max()) if len(lat) else np.nan,
                              cpu=(cpu1 - cpu0) / (t1 - t0),
                              compute=float(np.nanmean(diag[:, 0])) if target == "node" else np.nan,
-                             compute_max=float(np.nanmax(diag[:, 1])) if target == "node" else np.nan))
+                             compute_max=float(np.nanmax(diag[:, 1])) if target == "node" else np.nan,
+                             cycle=float(np.nanmean(diag[:, 2])) if target == "node" else np.nan))
         pub.wait(timeout=10)
     finally:
         if pub is not None and pub.poll() is None:
@@ -364,11 +372,11 @@ def main(argv=None) -> int:
           "in 3 processes")
     print(f"reference: in-process model.evaluate + 256 probes = {ref * 1e3:.3f} ms per evaluation")
     print(f"{'target':>6} {'rate Hz':>8} {'sent':>6} {'lost':>5} {'p50 ms':>7} {'p99 ms':>7} "
-          f"{'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7}")
+          f"{'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7} {'callback ms':>11}")
     for r in rows:
         print(f"{r['target']:>6} {r['rate']:8.0f} {r['sent']:6d} {r['lost']:5d} {r['p50']:7.3f} "
               f"{r['p99']:7.3f} {r['max']:7.2f} {100 * r['cpu']:6.1f}% {r['compute']:10.3f} "
-              f"{r['compute_max']:7.2f}")
+              f"{r['compute_max']:7.2f} {r['cycle']:11.3f}")
     floor = {r["rate"]: r for r in rows if r["target"] == "echo"}
     node = [r for r in rows if r["target"] == "node"]
     for r in node:
