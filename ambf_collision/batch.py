@@ -252,7 +252,7 @@ class PairDistance:
             groups.append((kind, sel, hull))
         src = getattr(link_shapes, "local", link_shapes)
         outer, inner = centre_radii(kinds, src.half)
-        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, outer, inner)
+        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, src.half, outer, inner)
         # solid - solid through coal, one call per pair; pairs with a plane are closed form
         self._ss = np.flatnonzero(~round1 & ~round2)
         with_plane = (k1[self._ss] == PLANE) | (k2[self._ss] == PLANE)
@@ -418,7 +418,7 @@ class _CapsuleSolidGroups:
     bound does not exceed ``cutoff``.
     """
 
-    def __init__(self, groups, pairs, round1, n_shapes: int, outer, inner):
+    def __init__(self, groups, pairs, round1, n_shapes: int, local_half, outer, inner):
         self.n_shapes = n_shapes
         P = len(pairs)
         T = self.size = sum(len(sel) for _, sel, _ in groups)
@@ -493,6 +493,11 @@ class _CapsuleSolidGroups:
         self.sign_b = (np.concatenate(signs)[:Tb] if sels else np.zeros((0, 1)))
         self.lower = np.empty(Tb)
         self.upper = np.empty(Tb)
+        self.ends = self.buf[:6 * T].reshape(2, T, 3)[:, :Tb]   # views of a and b
+        self._rel = np.empty((2, Tb, 3))
+        self._loc = np.empty((Tb, 2, 3))
+        self.half_b = np.asarray(local_half, dtype=float)[sol[:Tb]]
+        self.neg_half_b = -self.half_b
         self.live = np.ones(Tb, dtype=bool)
 
     def gather(self, world: WorldShapes):
@@ -517,8 +522,7 @@ class _CapsuleSolidGroups:
         Tb = self.n_bounded
         if not Tb:
             return np.inf
-        a, b, c = self.a[:Tb], self.b[:Tb], self.center[:Tb]
-        r, rot, half = self.r[:Tb], self.rot[:Tb], self.half[:Tb]
+        a, b, c, r = self.a[:Tb], self.b[:Tb], self.center[:Tb], self.r[:Tb]
         u = b - a
         w = c - a
         uu = np.vecdot(u, u)
@@ -531,10 +535,13 @@ class _CapsuleSolidGroups:
         dist = norm - r
         np.subtract(dist, self.inner, out=self.upper)
         lower = np.subtract(dist, self.outer, out=self.lower)
-        # gaps along the solid's axes: local coordinates of both ends, extents [-half, half]
-        la = np.matmul(-w[:, None, :], rot)[:, 0]
-        lb = np.matmul((b - c)[:, None, :], rot)[:, 0]
-        gap = np.maximum(np.minimum(la, lb) - half, -half - np.maximum(la, lb)).max(axis=1)
+        # gaps along the solid's axes: both ends in local coordinates (one matmul), extents
+        # [-half, half] (constant per shape)
+        rel = np.subtract(self.ends, c, out=self._rel)                 # (2, Tb, 3)
+        loc = np.matmul(rel.transpose(1, 0, 2), self.rot[:Tb], out=self._loc)  # (Tb, 2, 3)
+        lo = np.subtract(loc.min(axis=1), self.half_b)
+        hi = np.subtract(self.neg_half_b, loc.max(axis=1))
+        gap = np.maximum(lo, hi, out=lo).max(axis=1)
         gap -= r
         np.maximum(lower, gap, out=lower)
         # the values reported for rows that stay bounded only
