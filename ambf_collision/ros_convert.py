@@ -197,6 +197,7 @@ class ProbeArrayWriter:
 # ----------------------------------------------------------------------------- raw CDR joint states
 
 
+_HEAD = struct.Struct("<iI")  # stamp sec, nanosec
 _U32 = struct.Struct("<I")
 
 
@@ -247,7 +248,6 @@ def _decode_joint_state_le(body):
 # ----------------------------------------------------------------------------- raw CDR contacts
 
 
-_HEAD = struct.Struct("<iI")  # stamp sec, nanosec
 _SHAPES = struct.Struct("<ii")
 _VALUES = struct.Struct("<13d")  # distance, point_1, point_2, position, normal
 
@@ -408,7 +408,7 @@ class ProbeArraySerializer:
         self._first = first
         self._touching = None  # touching-body indices of the current layout
         self._touching_key = None  # their bytes
-        self._vals = np.empty((n, 15))
+        self._vals = np.empty((15, n))  # per field row (contiguous writes), record order
         self._ar9, self._ar6 = np.arange(9), np.arange(6)
 
     def _layout(self, touching: np.ndarray) -> None:
@@ -432,10 +432,9 @@ class ProbeArraySerializer:
             self._f64 = f64
             b_idx = (starts + self._b_off) // 8
             d_idx = (c_off + tb_len) // 8
-            self._idx = np.concatenate((b_idx[:, None] + self._ar9, d_idx[:, None] + self._ar6),
-                                       axis=1)
+            self._idx = np.ascontiguousarray(np.concatenate(
+                (b_idx[:, None] + self._ar9, d_idx[:, None] + self._ar6), axis=1).T)  # (15, n)
             self._ic = 8 + starts + self._ic_off
-        self._stamp = raw[8:16].view(np.uint32)
         self._touching = touching.copy()
 
     def serialize(self, status: int, stamp: Time, pr) -> bytes:
@@ -447,22 +446,21 @@ class ProbeArraySerializer:
             self._layout(touching)
             self._touching_key = key
         raw = self._raw
-        self._stamp[0] = stamp.sec & 0xFFFFFFFF
-        self._stamp[1] = stamp.nanosec
+        _HEAD.pack_into(raw, 8, stamp.sec, stamp.nanosec)
         raw[8 + self._status_off] = int(status)
         if self.n:
-            v = self._vals
-            v[:, 0] = pr.depth
-            v[:, 1] = pr.area
-            v[:, 2:5] = pr.force
-            v[:, 5:8] = pr.contact_normal
-            v[:, 8] = pr.distance
-            v[:, 9:12] = pr.position
-            v[:, 12:15] = pr.normal
+            v = self._vals  # (15, n): one row per value of the record
+            v[0] = pr.depth
+            v[1] = pr.area
+            v[2:5] = pr.force.T
+            v[5:8] = pr.contact_normal.T
+            v[8] = pr.distance
+            v[9:12] = pr.position.T
+            v[12:15] = pr.normal.T
             if not np.isfinite(v).all():
-                d = v[:, 8].copy()
+                d = v[8].copy()
                 v[~np.isfinite(v)] = 0.0
-                v[:, 8] = np.where(np.isnan(d) | (d == -np.inf), np.inf, d)
+                v[8] = np.where(np.isnan(d) | (d == -np.inf), np.inf, d)
             self._f64[self._idx] = v
             raw[self._ic] = np.asarray(pr.in_contact, bool)
         return self._bytes.tobytes()
