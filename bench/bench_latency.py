@@ -17,7 +17,9 @@ Three processes on a ROS_DOMAIN_ID of their own, so that the bench never times i
 Latency = wall clock at receipt - stamp (one clock, CLOCK_REALTIME, shared by both processes).
 Per target and rate: p50 / p99 / max latency (ms); messages lost (joint states without a
 matching ContactArray: coalesced or dropped); CPU share of the target process over the window
-(/proc/<pid>/stat); the node's own compute per evaluation (mean and max, ms, from /diagnostics).
+(/proc/<pid>/stat); the node's own compute per evaluation (mean and max, ms) and its whole
+joint-state callback (mean ms: compute + messages + publish), both from /diagnostics; and the
+CPU share of the bench's own two processes (publisher + receiver), which share the machine.
 
 References measured in the same run: the echo node (the floor that DDS + rclpy + a Python
 callback impose; the node's latency is printed as a ratio to it and as the excess over it), and
@@ -168,22 +170,20 @@ def publish_main(domain: int, rates: list[float], seconds: float) -> int:
 
     def run(rate, duration, stamps):
         period = 1e9 / rate
+        n = int(np.ceil(duration * rate - 1e-9))
+        script = [demo_joint_array(k / rate).tolist() for k in range(n)]  # before the clock starts
         start = time.perf_counter_ns()
-        k = 0
-        while True:
-            target = start + k * period
+        for k in range(n):
             now = time.perf_counter_ns()
+            target = start + k * period
             if target > now:  # sleep, no busy wait: the stamp is taken at the actual publish
                 time.sleep((target - now) * 1e-9)
-            if target - start >= duration * 1e9:
-                return
-            msg.position = demo_joint_array(k / rate).tolist()
+            msg.position = script[k]
             wall = time.time_ns()
             msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(wall, 1_000_000_000)
             pub.publish(msg)
             if stamps is not None:
                 stamps.append(wall)
-            k += 1
 
     for rate in rates:
         run(rate, WARM, None)
@@ -302,20 +302,22 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
                 if line[:1] != ["START"]:
                     return
                 cpu0, t0 = process_cpu(pids), time.time()
+                own0 = process_cpu([os.getpid(), pub.pid])
                 line = pub.stdout.readline().split()
                 cpu1, t1 = process_cpu(pids), time.time()
+                own1 = process_cpu([os.getpid(), pub.pid])
                 if line[:1] != ["END"]:
                     return
                 sent = np.array([int(s) for s in line[2:]], dtype=np.int64)
                 time.sleep(DRAIN * 0.9)
                 replies = dict(reversed(rx.replies))  # the first reply per stamp: a heartbeat
                 rx.replies.clear()  # during DRAIN repeats the last stamp
-                windows.append((rate, sent, cpu0, cpu1, t0, t1, replies))
+                windows.append((rate, sent, cpu0, cpu1, t0, t1, replies, own1 - own0))
 
         reader = threading.Thread(target=protocol, daemon=True)
         reader.start()
         rx.spin_while(reader.is_alive)
-        for rate, sent, cpu0, cpu1, t0, t1, got in windows:
+        for rate, sent, cpu0, cpu1, t0, t1, got, own in windows:
             lat = np.array([(got[s] - s) * 1e-6 for s in sent if s in got])
             # /diagnostics in the window, less the first (its period began before the window)
             diag = [d[1:] for d in rx.diag if t0 <= d[0] <= t1 + DRAIN]
@@ -324,7 +326,7 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
                              p50=float(np.percentile(lat, 50)) if len(lat) else np.nan,
                              p99=float(np.percentile(lat, 99)) if len(lat) else np.nan,
                              max=float(lat.max()) if len(lat) else np.nan,
-                             cpu=(cpu1 - cpu0) / (t1 - t0),
+                             cpu=(cpu1 - cpu0) / (t1 - t0), bench_cpu=own / (t1 - t0),
                              compute=float(np.nanmean(diag[:, 0])) if target == "node" else np.nan,
                              compute_max=float(np.nanmax(diag[:, 1])) if target == "node" else np.nan,
                              cycle=float(np.nanmean(diag[:, 2])) if target == "node" else np.nan))
@@ -372,11 +374,11 @@ def main(argv=None) -> int:
           "in 3 processes")
     print(f"reference: in-process model.evaluate + 256 probes = {ref * 1e3:.3f} ms per evaluation")
     print(f"{'target':>6} {'rate Hz':>8} {'sent':>6} {'lost':>5} {'p50 ms':>7} {'p99 ms':>7} "
-          f"{'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7} {'callback ms':>11}")
+          f"{'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7} {'callback ms':>11} {'bench CPU':>9}")
     for r in rows:
         print(f"{r['target']:>6} {r['rate']:8.0f} {r['sent']:6d} {r['lost']:5d} {r['p50']:7.3f} "
               f"{r['p99']:7.3f} {r['max']:7.2f} {100 * r['cpu']:6.1f}% {r['compute']:10.3f} "
-              f"{r['compute_max']:7.2f} {r['cycle']:11.3f}")
+              f"{r['compute_max']:7.2f} {r['cycle']:11.3f} {100 * r['bench_cpu']:8.1f}%")
     floor = {r["rate"]: r for r in rows if r["target"] == "echo"}
     node = [r for r in rows if r["target"] == "node"]
     for r in node:
