@@ -19,7 +19,8 @@ Per target and rate: p50 / p99 / max latency (ms); messages lost (joint states w
 matching ContactArray: coalesced or dropped); CPU share of the target process over the window
 (/proc/<pid>/stat); the node's own compute per evaluation (mean and max, ms) and its whole
 joint-state callback (mean ms: compute + messages + publish), both from /diagnostics; and the
-CPU share of the bench's own two processes (publisher + receiver), which share the machine.
+CPU share of the bench's own two processes (publisher + receiver), which share the machine,
+and of everything else running meanwhile ("others", in cores x 100%: the tails follow it).
 
 References measured in the same run: the echo node (the floor that DDS + rclpy + a Python
 callback impose; the node's latency is printed as a ratio to it and as the excess over it), and
@@ -78,6 +79,12 @@ def process_tree(pid: int) -> list[int]:
                 tree.append(c)
                 frontier.append(c)
     return tree
+
+
+def machine_cpu() -> float:
+    """Busy CPU seconds of the whole machine (all cores), from /proc/stat."""
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    return (sum(f[:8]) - f[3] - f[4]) / TICK  # all but idle and iowait
 
 
 def process_cpu(pids: list[int]) -> float:
@@ -302,22 +309,23 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
                 if line[:1] != ["START"]:
                     return
                 cpu0, t0 = process_cpu(pids), time.time()
-                own0 = process_cpu([os.getpid(), pub.pid])
+                own0, all0 = process_cpu([os.getpid(), pub.pid]), machine_cpu()
                 line = pub.stdout.readline().split()
                 cpu1, t1 = process_cpu(pids), time.time()
-                own1 = process_cpu([os.getpid(), pub.pid])
+                own1, all1 = process_cpu([os.getpid(), pub.pid]), machine_cpu()
                 if line[:1] != ["END"]:
                     return
                 sent = np.array([int(s) for s in line[2:]], dtype=np.int64)
                 time.sleep(DRAIN * 0.9)
                 replies = dict(reversed(rx.replies))  # the first reply per stamp: a heartbeat
                 rx.replies.clear()  # during DRAIN repeats the last stamp
-                windows.append((rate, sent, cpu0, cpu1, t0, t1, replies, own1 - own0))
+                windows.append((rate, sent, cpu0, cpu1, t0, t1, replies, own1 - own0,
+                                (all1 - all0) - (own1 - own0) - (cpu1 - cpu0)))
 
         reader = threading.Thread(target=protocol, daemon=True)
         reader.start()
         rx.spin_while(reader.is_alive)
-        for rate, sent, cpu0, cpu1, t0, t1, got, own in windows:
+        for rate, sent, cpu0, cpu1, t0, t1, got, own, others in windows:
             lat = np.array([(got[s] - s) * 1e-6 for s in sent if s in got])
             # /diagnostics in the window, less the first (its period began before the window)
             diag = [d[1:] for d in rx.diag if t0 <= d[0] <= t1 + DRAIN]
@@ -327,6 +335,7 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
                              p99=float(np.percentile(lat, 99)) if len(lat) else np.nan,
                              max=float(lat.max()) if len(lat) else np.nan,
                              cpu=(cpu1 - cpu0) / (t1 - t0), bench_cpu=own / (t1 - t0),
+                             others_cpu=others / (t1 - t0),
                              compute=float(np.nanmean(diag[:, 0])) if target == "node" else np.nan,
                              compute_max=float(np.nanmax(diag[:, 1])) if target == "node" else np.nan,
                              cycle=float(np.nanmean(diag[:, 2])) if target == "node" else np.nan))
@@ -374,11 +383,11 @@ def main(argv=None) -> int:
           "in 3 processes")
     print(f"reference: in-process model.evaluate + 256 probes = {ref * 1e3:.3f} ms per evaluation")
     print(f"{'target':>6} {'rate Hz':>8} {'sent':>6} {'lost':>5} {'p50 ms':>7} {'p99 ms':>7} "
-          f"{'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7} {'callback ms':>11} {'bench CPU':>9}")
+          f"{'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7} {'callback ms':>11} {'bench CPU':>9} {'others':>7}")
     for r in rows:
         print(f"{r['target']:>6} {r['rate']:8.0f} {r['sent']:6d} {r['lost']:5d} {r['p50']:7.3f} "
               f"{r['p99']:7.3f} {r['max']:7.2f} {100 * r['cpu']:6.1f}% {r['compute']:10.3f} "
-              f"{r['compute_max']:7.2f} {r['cycle']:11.3f} {100 * r['bench_cpu']:8.1f}%")
+              f"{r['compute_max']:7.2f} {r['cycle']:11.3f} {100 * r['bench_cpu']:8.1f}% {100 * r['others_cpu']:6.0f}%")
     floor = {r["rate"]: r for r in rows if r["target"] == "echo"}
     node = [r for r in rows if r["target"] == "node"]
     for r in node:
