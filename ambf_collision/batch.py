@@ -27,7 +27,8 @@ from ambf_collision.transforms import matrix_to_quat
 __all__ = ["WorldShapes", "LinkShapes", "PairDistance", "PairResult", "point_signed_distance",
            "shape_at"]
 
-SOLID_KINDS = (BOX, CYLINDER, CONE, PLANE, CONVEX)
+SOLID_KINDS = (BOX, CYLINDER, CONE, CONVEX, PLANE)
+BOUNDED_KINDS = (BOX, CYLINDER, CONE, CONVEX)  # solids with a finite outer radius about their centre
 BOUND_MARGIN = 1e-9  # m: a pair is left bounded only if its lower bound exceeds the cutoff by this
 
 
@@ -251,8 +252,8 @@ class PairDistance:
                     hull = sd.compile_hulls(hull)
             groups.append((kind, sel, hull))
         src = getattr(link_shapes, "local", link_shapes)
-        outer, inner = centre_radii(kinds, src.half)
-        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, src.half, outer, inner)
+        outer, inner = centre_radii(kinds, src.half, src.hull)
+        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, kinds, src.half, outer, inner)
         # solid - solid through coal, one call per pair; pairs with a plane are closed form
         self._ss = np.flatnonzero(~round1 & ~round2)
         with_plane = (k1[self._ss] == PLANE) | (k2[self._ss] == PLANE)
@@ -283,9 +284,9 @@ class PairDistance:
         Returns the reused result buffers (copy what you keep).
 
         ``near`` (m, optional): only pairs that may be closer than ``near`` or than the smallest
-        pair distance need exact values. Sphere/capsule pairs and pairs with a plane or a hull
-        are always exact; a pair of a sphere/capsule or a box, cylinder or cone with a box,
-        cylinder or cone whose conservative lower bound exceeds both (plus
+        pair distance need exact values. Sphere/capsule pairs and pairs with a plane are always
+        exact; a pair of a sphere/capsule, box, cylinder, cone or hull with a box, cylinder, cone
+        or hull whose conservative lower bound exceeds both (plus
         ``BOUND_MARGIN``) is not computed: ``exact`` is False for it, ``distance`` holds the
         lower bound, its witnesses are a reference point in each shape (a solid's centre, the
         capsule axis point closest to it) and ``normal`` the unit vector between them. Every
@@ -330,8 +331,8 @@ class PairDistance:
             res.position[idx] = pos.T
 
     def _coal_bounds(self, world) -> float:
-        """Bounds of the solid - solid pairs that go through coal (box, cylinder, cone: centre
-        distance minus the outer / inner radii; hull: unbounded). The lower bound and the
+        """Bounds of the solid - solid pairs that go through coal: centre distance minus the
+        outer radii (below) and minus the inner radii (above; none with a hull). The lower bound and the
         centres are written into the result as the values of pairs left bounded. Returns the
         smallest upper bound (m)."""
         res, idx = self.result, self._ss_coal
@@ -387,16 +388,22 @@ class PairDistance:
             res.position[k] = 0.5 * (np.asarray(p1) + np.asarray(p2))
 
 
-def centre_radii(kind, half):
+def centre_radii(kind, half, hull=None):
     """``(outer, inner)`` (N,) radii (m) about each shape's centre: every point of a box,
-    cylinder or cone lies within ``outer`` of its centre, and the ball of radius ``inner`` about
-    the centre lies inside it (box: smallest half extent; cylinder: min(radius, height/2);
-    cone: 0, its centre is inside). Other kinds: ``outer = +inf``, ``inner = -inf`` (no bound)."""
+    cylinder, cone or convex hull lies within ``outer`` of its centre (hull: its farthest vertex
+    of ``hull[k]``, local vertices), and the ball of radius ``inner`` about the centre lies
+    inside it (box: smallest half extent; cylinder: min(radius, height/2); cone: 0, its centre is
+    inside). No bound otherwise: ``outer = +inf``; ``inner = -inf`` (a hull need not contain its
+    centre)."""
     kind = np.asarray(kind)
     h = np.asarray(half, dtype=float).reshape(-1, 3)
     box, cyl, cone = kind == BOX, kind == CYLINDER, kind == CONE
     outer = np.where(box, np.linalg.norm(h, axis=1),
                      np.where(cyl | cone, np.hypot(h[:, 0], h[:, 2]), np.inf))
+    for k in np.flatnonzero(kind == CONVEX):
+        v = np.asarray(hull[k], dtype=float).reshape(-1, 3) if hull is not None else None
+        if v is not None and v.size:
+            outer[k] = np.sqrt(np.einsum("ij,ij->i", v, v).max())
     inner = np.where(box, h.min(axis=1, initial=np.inf),
                      np.where(cyl, np.minimum(h[:, 0], h[:, 2]), np.where(cone, 0.0, -np.inf)))
     return outer, inner
@@ -405,7 +412,7 @@ def centre_radii(kind, half):
 class _CapsuleSolidGroups:
     """Sphere/capsule - solid pairs, one group per solid kind, compiled once.
 
-    All T rows (groups in ``SOLID_KINDS`` order: box, cylinder and cone rows first) share one
+    All T rows (groups in ``SOLID_KINDS`` order: the bounded kinds' rows first) share one
     input area: capsule ends ``a``, ``b`` (T,3), radius ``r`` (T,) and solid centre ``center``
     (T,3) gathered from ``WorldShapes.abr`` with one ``take``, solid rotations and half extents
     with one ``take`` each; a group's inputs are row slices of it. A sign per row (+1 where the
@@ -413,12 +420,12 @@ class _CapsuleSolidGroups:
     All groups write their outputs into slices of one staging area, scattered into the result
     with one assignment per result array (witness points: one into ``PairResult.points``).
 
-    With ``near`` (m), box, cylinder and cone rows first get a conservative distance interval
+    With ``near`` (m), box, cylinder, cone and hull rows first get a conservative distance interval
     (:meth:`bounds`); :meth:`compute` then runs the exact kernel only on the rows whose lower
     bound does not exceed ``cutoff``.
     """
 
-    def __init__(self, groups, pairs, round1, n_shapes: int, local_half, outer, inner):
+    def __init__(self, groups, pairs, round1, n_shapes: int, local_kind, local_half, outer, inner):
         self.n_shapes = n_shapes
         P = len(pairs)
         T = self.size = sum(len(sel) for _, sel, _ in groups)
@@ -486,8 +493,9 @@ class _CapsuleSolidGroups:
                                     (3 * sol[:, None] + xyz).ravel()])
         self._sd = None
         self._penetrating = []
-        # rows [0, Tb): box, cylinder and cone solids, bounded by their centre's spheres and box
-        Tb = self.n_bounded = sum(len(g.sel) for g in self.groups if g.kind in (BOX, CYLINDER, CONE))
+        # rows [0, Tb): box, cylinder, cone and hull solids, bounded by their centre's spheres
+        # and boxes (a hull's box: the cube about its outer sphere)
+        Tb = self.n_bounded = sum(len(g.sel) for g in self.groups if g.kind in BOUNDED_KINDS)
         self.outer = outer[sol[:Tb]]
         self.inner = inner[sol[:Tb]]
         self.sign_b = (np.concatenate(signs)[:Tb] if sels else np.zeros((0, 1)))
@@ -497,6 +505,8 @@ class _CapsuleSolidGroups:
         self._rel = np.empty((2, Tb, 3))
         self._loc = np.empty((Tb, 2, 3))
         self.half_b = np.asarray(local_half, dtype=float)[sol[:Tb]]
+        hull_rows = np.asarray(local_kind)[sol[:Tb]] == CONVEX
+        self.half_b[hull_rows] = self.outer[hull_rows, None]
         self.neg_half_b = -self.half_b
         self.live = np.ones(Tb, dtype=bool)
 
@@ -511,7 +521,7 @@ class _CapsuleSolidGroups:
         world.half.take(self.sol, 0, self.half, "clip")
 
     def bounds(self) -> float:
-        """Distance interval of the box, cylinder and cone rows (after :meth:`gather`).
+        """Distance interval of the box, cylinder, cone and hull rows (after :meth:`gather`).
 
         ``lower``: the larger of the distance between the capsule and the solid's outer sphere
         and the largest gap between their extents along one of the solid's box axes;
@@ -556,8 +566,8 @@ class _CapsuleSolidGroups:
         return float(self.upper.min())
 
     def prepare(self, world: WorldShapes, bounded: bool) -> float:
-        """Gather this cycle's inputs, compute the plane and hull rows exactly and, when
-        ``bounded``, the box, cylinder and cone rows' bounds. Returns the smallest distance
+        """Gather this cycle's inputs, compute the plane rows exactly and, when ``bounded``, the
+        other rows' bounds. Returns the smallest distance
         known from above (m): of the exact rows and the upper bounds."""
         self.gather(world)
         self._penetrating = []
@@ -565,32 +575,33 @@ class _CapsuleSolidGroups:
         for g in self.groups:
             if g.kind == PLANE:
                 self._finish(g, *self._plane(world, g))
-            elif g.kind == CONVEX:
-                self._exact(g, slice(None))
-            else:
-                continue
-            known = min(known, float(g.s_dist.min()))
+                known = min(known, float(g.s_dist.min()))
         if bounded:
             known = min(known, self.bounds())
         return known
 
     def finish(self, res: PairResult, cutoff=None, world=None):
-        """The box, cylinder and cone rows (exactly; with ``cutoff`` (m) only those whose lower
-        bound does not exceed it, ``res.exact`` False for the others), then all rows into
-        ``res``."""
+        """The bounded rows (exactly; with ``cutoff`` (m) only those whose lower bound does not
+        exceed it, ``res.exact`` False for the others; a hull group is computed whole when one of
+        its rows is needed), then all rows into ``res``."""
         if cutoff is None:
             self.live.fill(True)
         else:
             np.less_equal(self.lower, cutoff, out=self.live)
-            res.exact[self.sel[:self.n_bounded]] = self.live
         for g in self.groups:
-            if g.kind not in (BOX, CYLINDER, CONE):
+            if g.kind == PLANE:
                 continue
             live = self.live[g.rows]
             if live.all():
                 self._exact(g, slice(None))
             elif live.any():
-                self._exact(g, np.flatnonzero(live))
+                if g.kind == CONVEX:  # compiled hulls: the whole group
+                    live.fill(True)
+                    self._exact(g, slice(None))
+                else:
+                    self._exact(g, np.flatnonzero(live))
+        if cutoff is not None:
+            res.exact[self.sel[:self.n_bounded]] = self.live
         res.distance[self.sel] = self.dist
         res.points[self.pt_dst] = self.pts
         res.normal[self.sel] = self.nrm

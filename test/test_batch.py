@@ -279,6 +279,39 @@ def test_centre_radii_contain_and_are_contained():
                                        np.hypot(.2, .3)], rtol=1e-15)
     np.testing.assert_allclose(inner, [0.1, 0.1, 0.1, 0.0], rtol=1e-15)
     dirs = np.vstack([np.eye(3), -np.eye(3), np.ones((1, 3)) / np.sqrt(3)])
+    from ambf_collision.shapes import ConvexHull
+    hull = WorldShapes.from_shapes([ConvexHull([[1, 0, 0], [0, 2, 0], [0, 0, -3], [.5, .5, .5]], [5, 5, 5])])
+    h_outer, h_inner = centre_radii(hull.kind, hull.half, hull.hull)
+    assert (h_outer[0], h_inner[0]) == (3.0, -np.inf)  # farthest vertex; centre need not be inside
     for k in range(len(shapes)):
         pts = inner[k] * dirs
         assert np.all(point_signed_distance(w, np.full(len(pts), k), pts)[0] <= 1e-15)
+
+
+def test_near_bounds_hulls_whole_group():
+    """Hulls: a capsule - hull row and a box - hull pair (through coal) far from everything are
+    bounded by the hull's farthest vertex (hand-derived); when one capsule comes near one hull,
+    the hull group is computed whole and equals the all-exact result."""
+    from ambf_collision.shapes import ConvexHull
+    tet = [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1], [-0.1, -0.1, -0.1]]   # outer radius sqrt(0.03)
+    shapes = [Sphere([0, 0, 0], 0.1), Sphere([0.25, 0, 0], 0.1),          # gap 0.05: the minimum
+              Capsule([0, 0, 2], [1, 0, 2], 0.05), ConvexHull(tet, [0.5, 0, 5]),
+              Box([.2, .2, .2], [0.5, 3, 5]), ConvexHull(tet, [9, 9, 9])]
+    ls = LinkShapes(shapes, [0, 0, 0, 0, 0, 1])
+    pairs = [(0, 1), (2, 3), (4, 3), (2, 5)]
+    pd, full = PairDistance(ls, pairs), PairDistance(ls, pairs)
+    t = np.zeros((2, 3))
+    w = ls.to_world(np.tile(np.eye(3), (2, 1, 1)), t)
+    res, ref = pd.compute(w, 0.01), full.compute(w)
+    assert res.exact.tolist() == [True, False, False, False]
+    assert res.distance[0] == ref.distance[0] == pytest.approx(0.05, abs=1e-15)
+    assert res.distance[1] == pytest.approx(3 - 0.05 - np.sqrt(0.03), abs=1e-15)
+    assert res.distance[2] == pytest.approx(3 - np.sqrt(0.03) - np.sqrt(0.03), abs=1e-15)
+    assert np.all(res.distance[1:] <= ref.distance[1:])
+    # the far hull (frame 1) brought next to the capsule: its group is computed whole
+    t[1] = np.array([0.5, 0, 2.2]) - 9
+    w = ls.to_world(np.tile(np.eye(3), (2, 1, 1)), t)
+    res, ref = pd.compute(w, 0.2), full.compute(w)
+    assert res.exact.tolist() == [True, True, False, True]
+    for f in ("distance", "point_1", "point_2", "normal", "position"):
+        assert np.array_equal(getattr(res, f)[res.exact], getattr(ref, f)[res.exact])
