@@ -688,10 +688,10 @@ def model_probe_evaluator(model, specs):
     body poses and the world shapes of the cycle just evaluated (the model's reused world-shape
     buffer ``link_shapes.world``, so nothing is transformed twice).
     """
-    from ambf_collision.probes import ProbeSet
+    from ambf_collision.probes import ProbeSet, rigid_roots
 
     probe_set = ProbeSet.from_shapes(specs, model.body_names, model.shapes, model.shape_body,
-                                     groups_of=model.groups_of)
+                                     groups_of=model.groups_of, rigid_root=rigid_roots(model))
 
     def evaluate(model_, data, result):
         return probe_set.evaluate(result.body_R, result.body_t, model_.link_shapes.world)

@@ -76,7 +76,7 @@ def _load_scene():
         return _scene()
     except ImportError:
         from ambf_collision.model import Model
-        from ambf_collision.probes import ProbeSet, load_probe_file
+        from ambf_collision.probes import ProbeSet, load_probe_file, rigid_roots
 
         class _S:
             pass
@@ -86,7 +86,7 @@ def _load_scene():
         specs = load_probe_file(str(REPO / PROBES), s.model.body_names)
         m = s.model
         s.probe_set = ProbeSet.from_shapes(specs, m.body_names, m.shapes, m.shape_body,
-                                           groups_of=m.groups_of)
+                                           groups_of=m.groups_of, rigid_root=rigid_roots(m))
         world = m.link_shapes.world
 
         def probe_callable():
