@@ -17,10 +17,12 @@ Three processes on a ROS_DOMAIN_ID of their own, so that the bench never times i
 Latency = wall clock at receipt - stamp (one clock, CLOCK_REALTIME, shared by both processes).
 Per target and rate: p50 / p99 / max latency (ms); messages lost (joint states without a
 matching ContactArray: coalesced or dropped); CPU share of the target process over the window
-(/proc/<pid>/stat); the node's own compute per evaluation (mean and max, ms) and its whole
+; the node's own compute per evaluation (mean and max, ms) and its whole
 joint-state callback (mean ms: compute + messages + publish), both from /diagnostics; and the
-CPU share of the bench's own two processes (publisher + receiver), which share the machine,
-and of everything else running meanwhile ("others", in cores x 100%: the tails follow it).
+CPU share of the bench's own two processes (publisher + receiver), which share the machine; and
+"runq wait", the share of the window the target's threads spent runnable but waiting for a CPU
+(taken by other processes: the latency tails follow it). CPU and wait come from the scheduler's
+/proc/<pid>/task/*/schedstat.
 
 References measured in the same run: the echo node (the floor that DDS + rclpy + a Python
 callback impose; the node's latency is printed as a ratio to it and as the excess over it), and
@@ -47,7 +49,6 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 ADF = "examples/demo/demo_arm.yaml"
 PROBES = "examples/demo/demo_probes_256.yaml"
-TICK = os.sysconf("SC_CLK_TCK")
 WARM = 0.5  # s of publishing before each measured window (not counted)
 DRAIN = 0.5  # s after each window for late replies
 # Experiments: a script run as ``python $BENCH_TARGET_WRAPPER {node|echo} [--ros-args ...]`` in
@@ -81,27 +82,28 @@ def process_tree(pid: int) -> list[int]:
     return tree
 
 
-def machine_cpu() -> float:
-    """Busy CPU seconds of the whole machine (all cores), from /proc/stat."""
-    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    return (sum(f[:8]) - f[3] - f[4]) / TICK  # all but idle and iowait
-
-
-def process_cpu(pids: list[int]) -> float:
-    """utime + stime (s) of the processes ``pids``, from /proc/<pid>/stat."""
-    total = 0
+def process_cpu(pids: list[int]) -> tuple[float, float]:
+    """(CPU seconds run, seconds spent runnable but waiting for a CPU) of all threads of the
+    processes ``pids``, from /proc/<pid>/task/<tid>/schedstat (scheduler clock, not ticks)."""
+    run = wait = 0
     for p in pids:
         try:
-            text = open(f"/proc/{p}/stat").read()
+            tids = os.listdir(f"/proc/{p}/task")
         except OSError:
             continue
-        f = text[text.rindex(")") + 2:].split()
-        total += int(f[11]) + int(f[12])
-    return total / TICK
+        for t in tids:
+            try:
+                f = open(f"/proc/{p}/task/{t}/schedstat").read().split()
+            except OSError:
+                continue
+            run += int(f[0])
+            wait += int(f[1])
+    return run * 1e-9, wait * 1e-9
 
 
-def reference_compute(repeats: int) -> float:
-    """Mean seconds of one in-process evaluation (model + 256 probes) along the demo script."""
+def reference_compute(repeats: int, gap: float = 0.0) -> float:
+    """Mean seconds of one in-process evaluation (model + 256 probes) along the demo script,
+    back to back, or with ``gap`` seconds of sleep before each (as a node between messages)."""
     from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array
     from ambf_collision.ros_node import Scene
 
@@ -119,12 +121,16 @@ def reference_compute(repeats: int) -> float:
     for q in qs[:20]:
         model.set_joint_positions(data, names, q)
         probes(model, data, model.evaluate(data))
-    t0 = time.perf_counter()
+    total = 0.0
     for q in qs:
+        if gap:
+            time.sleep(gap)
+        t0 = time.perf_counter()
         model.set_joint_positions(data, names, q)
         r = model.evaluate(data)
         probes(model, data, r)
-    return (time.perf_counter() - t0) / len(qs)
+        total += time.perf_counter() - t0
+    return total / len(qs)
 
 
 # -- the echo node (transport floor) ---------------------------------------------------------
@@ -309,23 +315,22 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
                 if line[:1] != ["START"]:
                     return
                 cpu0, t0 = process_cpu(pids), time.time()
-                own0, all0 = process_cpu([os.getpid(), pub.pid]), machine_cpu()
+                own0 = process_cpu([os.getpid(), pub.pid])
                 line = pub.stdout.readline().split()
                 cpu1, t1 = process_cpu(pids), time.time()
-                own1, all1 = process_cpu([os.getpid(), pub.pid]), machine_cpu()
+                own1 = process_cpu([os.getpid(), pub.pid])
                 if line[:1] != ["END"]:
                     return
                 sent = np.array([int(s) for s in line[2:]], dtype=np.int64)
                 time.sleep(DRAIN * 0.9)
                 replies = dict(reversed(rx.replies))  # the first reply per stamp: a heartbeat
                 rx.replies.clear()  # during DRAIN repeats the last stamp
-                windows.append((rate, sent, cpu0, cpu1, t0, t1, replies, own1 - own0,
-                                (all1 - all0) - (own1 - own0) - (cpu1 - cpu0)))
+                windows.append((rate, sent, cpu0, cpu1, t0, t1, replies, own1[0] - own0[0]))
 
         reader = threading.Thread(target=protocol, daemon=True)
         reader.start()
         rx.spin_while(reader.is_alive)
-        for rate, sent, cpu0, cpu1, t0, t1, got, own, others in windows:
+        for rate, sent, cpu0, cpu1, t0, t1, got, own in windows:
             lat = np.array([(got[s] - s) * 1e-6 for s in sent if s in got])
             # /diagnostics in the window, less the first (its period began before the window)
             diag = [d[1:] for d in rx.diag if t0 <= d[0] <= t1 + DRAIN]
@@ -334,8 +339,8 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
                              p50=float(np.percentile(lat, 50)) if len(lat) else np.nan,
                              p99=float(np.percentile(lat, 99)) if len(lat) else np.nan,
                              max=float(lat.max()) if len(lat) else np.nan,
-                             cpu=(cpu1 - cpu0) / (t1 - t0), bench_cpu=own / (t1 - t0),
-                             others_cpu=others / (t1 - t0),
+                             cpu=(cpu1[0] - cpu0[0]) / (t1 - t0), bench_cpu=own / (t1 - t0),
+                             wait=(cpu1[1] - cpu0[1]) / (t1 - t0),
                              compute=float(np.nanmean(diag[:, 0])) if target == "node" else np.nan,
                              compute_max=float(np.nanmax(diag[:, 1])) if target == "node" else np.nan,
                              cycle=float(np.nanmean(diag[:, 2])) if target == "node" else np.nan))
@@ -374,6 +379,7 @@ def main(argv=None) -> int:
     domain = args.domain or int(os.environ.get("BENCH_DOMAIN_ID", 140 + os.getpid() % 30))
 
     ref = reference_compute(300 if args.full else 100)
+    ref_paced = reference_compute(300 if args.full else 100, gap=0.01)  # idle between: cold caches
     rows = []
     for target in targets:
         rows += measure(target, domain, rates, seconds)
@@ -381,13 +387,14 @@ def main(argv=None) -> int:
     print(f"bench_latency: demo arm (21 pairs) + 256 probes, {seconds:g} s per rate, "
           f"domain {domain}, {os.cpu_count()} CPUs; JointState publisher, target and receiver "
           "in 3 processes")
-    print(f"reference: in-process model.evaluate + 256 probes = {ref * 1e3:.3f} ms per evaluation")
+    print(f"reference: in-process model.evaluate + 256 probes = {ref * 1e3:.3f} ms per evaluation "
+          f"back to back, {ref_paced * 1e3:.3f} ms with 10 ms idle before each (x{ref_paced / ref:.2f})")
     print(f"{'target':>6} {'rate Hz':>8} {'sent':>6} {'lost':>5} {'p50 ms':>7} {'p99 ms':>7} "
-          f"{'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7} {'callback ms':>11} {'bench CPU':>9} {'others':>7}")
+          f"{'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7} {'callback ms':>11} {'bench CPU':>9} {'runq wait':>9}")
     for r in rows:
         print(f"{r['target']:>6} {r['rate']:8.0f} {r['sent']:6d} {r['lost']:5d} {r['p50']:7.3f} "
               f"{r['p99']:7.3f} {r['max']:7.2f} {100 * r['cpu']:6.1f}% {r['compute']:10.3f} "
-              f"{r['compute_max']:7.2f} {r['cycle']:11.3f} {100 * r['bench_cpu']:8.1f}% {100 * r['others_cpu']:6.0f}%")
+              f"{r['compute_max']:7.2f} {r['cycle']:11.3f} {100 * r['bench_cpu']:8.1f}% {100 * r['wait']:8.1f}%")
     floor = {r["rate"]: r for r in rows if r["target"] == "echo"}
     node = [r for r in rows if r["target"] == "node"]
     for r in node:
