@@ -599,9 +599,18 @@ def _probes_finite(pr, scratch: dict | None = None) -> bool:
     one buffer and tested with one ``isfinite`` into a reused mask, plus one minimum of
     ``distance``. ``scratch`` (reused between calls) keeps, per set of field arrays, their flat
     views (C-contiguous arrays only; the views hold the arrays alive, so their ids cannot be
-    reused by other arrays), the buffer and the mask. False sends the caller to the exact
-    per-probe path."""
-    arrs = [a for a in (getattr(pr, n, None) for n in _FINITE_FIELDS) if isinstance(a, np.ndarray)]
+    reused by other arrays), the buffer and the mask. A result that names the buffers its
+    float fields are views of (``finite_buffers``, as ``probes.ProbeResult`` does) has those
+    tested in place instead, one ``isfinite`` each, without the copy. False sends the caller
+    to the exact per-probe path."""
+    buffers = getattr(pr, "finite_buffers", ())
+    if buffers:
+        arrs = None
+        if not all(np.isfinite(b).all() for b in buffers):
+            return False
+    else:
+        arrs = [a for a in (getattr(pr, n, None) for n in _FINITE_FIELDS)
+                if isinstance(a, np.ndarray)]
     if arrs:
         key = tuple(map(id, arrs))
         entry = scratch.get(key) if scratch is not None else None

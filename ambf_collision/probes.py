@@ -515,6 +515,10 @@ class ProbeResult:
     patch_area: np.ndarray  # (Q,) m^2
     patch_in_contact: np.ndarray  # (Q,) int, number of probes in contact
     pairs_checked: int = 0  # exact (probe, shape) distance queries this cycle
+    # float buffers of which position, normal, depth, area, force, force_body, contact_normal,
+    # patch_force and patch_area are views, and nothing else: finite buffers <=> finite fields
+    # (the monitor's NaN guard tests one isfinite per buffer); () when not known
+    finite_buffers: tuple = ()
 
 
 def rigid_roots(model) -> np.ndarray:
@@ -921,11 +925,12 @@ class ProbeSet:
         self._reset_zero = np.zeros(11 * N + 4 * Q)
         self._reset_index = np.full(2 * N, -1, dtype=np.intp)
         z, zi = self._reset_zero, self._reset_index
+        pose = np.empty((2 * N, 3))  # probe centres and sensor normals (set every evaluation)
         self.result = ProbeResult(
             names=self.names,
             body=[p.body for p in probes],
-            position=np.empty((N, 3)),
-            normal=np.empty((N, 3)),
+            position=pose[:N],
+            normal=pose[N:],
             in_contact=np.zeros(N, dtype=bool),
             depth=z[:N],
             area=z[N:2 * N],
@@ -939,6 +944,7 @@ class ProbeSet:
             patch_force=z[11 * N:11 * N + 3 * Q].reshape(Q, 3),
             patch_area=z[11 * N + 3 * Q:],
             patch_in_contact=np.zeros(Q, dtype=np.intp),
+            finite_buffers=(pose, z),
         )
 
     @classmethod

@@ -234,6 +234,38 @@ def test_patch_totals_and_result_buffers_reset():
     assert np.all(res.force == 0) and np.all(res.patch_force == 0) and np.all(res.distance == math.inf)
 
 
+def test_finite_buffers_hold_exactly_the_float_fields():
+    """``finite_buffers`` (what the monitor's NaN guard tests) are float arrays made of the
+    float fields and nothing else: every element of every buffer belongs to exactly one of
+    them, and a value written into a field shows in a buffer."""
+    sc = _plane_scene()
+    patch = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0, 0, -1.0]),
+                      np.array([1.0, 0, 0]), 0.003, 0.002, 1000.0, rows=2, cols=3)
+    ps = sc.probe_set([patch, probe("single")])
+    sc.pose("finger", t=[0, 0, 0.001])
+    res = sc.evaluate(ps)
+    fields = ("position", "normal", "depth", "area", "force", "force_body", "contact_normal",
+              "patch_force", "patch_area")
+    bufs = res.finite_buffers
+    assert bufs and all(b.dtype == np.float64 for b in bufs)
+    owner = [np.zeros(b.shape, dtype=int) for b in bufs]
+    for name in fields:
+        arr = getattr(res, name)
+        hits = [k for k, b in enumerate(bufs) if np.shares_memory(arr, b)]
+        assert len(hits) == 1, name
+        k = hits[0]
+        saved = arr.copy()
+        arr[...] = np.nan  # marks exactly this field's elements in its buffer
+        owner[k] += np.isnan(bufs[k])
+        arr[...] = saved
+    for k, b in enumerate(bufs):
+        assert np.all(owner[k] == 1) and np.isfinite(b).all(), k
+    for name in fields:
+        getattr(res, name).reshape(-1)[-1] = np.inf
+        assert not all(np.isfinite(b).all() for b in bufs), name
+        getattr(res, name).reshape(-1)[-1] = 0.0
+
+
 def test_broadphase_matches_brute_force_on_random_scene():
     """Many probes on several bodies, spheres and boxes and a plane: the broadphase result
     equals a brute-force evaluation over every (probe, shape) pair."""
