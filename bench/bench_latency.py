@@ -29,6 +29,19 @@ callback impose; the node's latency is printed as a ratio to it and as the exces
 the same model + probe evaluation called in-process (no ROS), the floor the node's compute can reach.
 Targets: keeps up with 1 kHz with no evaluation lost, p99 < 3 ms, node compute < 0.5 ms.
 
+Where the time goes (measured on the 2-CPU dev box, 2026-11-30, each part isolated):
+* the bench: the former single-process bench (publishing thread + SingleThreadedExecutor
+  spin_once polling + deserialized ContactArray) added 0.1-0.4 ms to p50 (interleaved runs);
+* the transport floor (echo node): p50 0.2-0.45 ms, p99 0.7-3 ms (the p99 follows the load
+  of other processes); Fast DDS shared memory vs UDPv4: no difference within the spread;
+  RMW_FASTRTPS_PUBLICATION_MODE=ASYNCHRONOUS: p50 x3 and the 1 kHz publisher fails;
+* the executor: EventsExecutor ~25 us CPU per message, SingleThreadedExecutor ~150 us
+  (echo CPU at 1 kHz 16-24% vs 42-46%; node lost at 1 kHz 49-138 vs 265-500 of 2000);
+* the node's callback ~2x its compute: publishing ~/contacts to one remote reliable reader
+  costs 135-165 us (Fast DDS delivers synchronously), plus serialization and the joint-state merge;
+* idle between messages: the same in-process evaluation with 10 ms of sleep before each is
+  x1.4-1.5 slower than back to back (cold caches), hence p50 at 100 Hz > p50 at 1 kHz.
+
     bench/bench_latency.py [--quick | --full] [--rates 100,500,1000] [--targets echo,node]
 """
 
