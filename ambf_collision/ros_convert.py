@@ -432,8 +432,11 @@ class ProbeArraySerializer:
             self._f64 = f64
             b_idx = (starts + self._b_off) // 8
             d_idx = (c_off + tb_len) // 8
+            # (15, n) targets of the rows of _vals: the record's values in order, but distance
+            # (the 9th, before touching_body; legitimately +inf) last
             self._idx = np.ascontiguousarray(np.concatenate(
-                (b_idx[:, None] + self._ar9, d_idx[:, None] + self._ar6), axis=1).T)  # (15, n)
+                (b_idx[:, None] + self._ar9[:8], d_idx[:, None] + self._ar6,
+                 b_idx[:, None] + 8), axis=1).T)
             self._ic = 8 + starts + self._ic_off
         self._touching = touching.copy()
 
@@ -449,18 +452,21 @@ class ProbeArraySerializer:
         _HEAD.pack_into(raw, 8, stamp.sec, stamp.nanosec)
         raw[8 + self._status_off] = int(status)
         if self.n:
-            v = self._vals  # (15, n): one row per value of the record
+            v = self._vals  # (15, n): one row per value of the record, distance last
             v[0] = pr.depth
             v[1] = pr.area
             v[2:5] = pr.force.T
             v[5:8] = pr.contact_normal.T
-            v[8] = pr.distance
-            v[9:12] = pr.position.T
-            v[12:15] = pr.normal.T
-            if not np.isfinite(v).all():
-                d = v[8].copy()
-                v[~np.isfinite(v)] = 0.0
-                v[8] = np.where(np.isnan(d) | (d == -np.inf), np.inf, d)
+            v[8:11] = pr.position.T
+            v[11:14] = pr.normal.T
+            v[14] = pr.distance
+            finite = v[:14]
+            if not np.isfinite(finite).all():
+                finite[~np.isfinite(finite)] = 0.0
+            d = v[14]  # +inf (beyond range) is kept; NaN and -inf become +inf
+            lo = float(np.minimum.reduce(d))  # NaN propagates through the minimum
+            if lo != lo or lo == -math.inf:
+                d[np.isnan(d) | (d == -np.inf)] = np.inf
             self._f64[self._idx] = v
             raw[self._ic] = np.asarray(pr.in_contact, bool)
         return self._bytes.tobytes()

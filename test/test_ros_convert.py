@@ -176,6 +176,9 @@ def test_probe_serializer_equals_rclpy_serialization(n, frame):
             pr.depth[0], pr.distance[-1], pr.force[0, 1], pr.position[-1, 2] = (
                 np.nan, -np.inf, np.inf, np.nan)
             pr.distance[0] = np.inf  # a legitimate +inf stays
+        if n and cycle == 4:  # non-finite distances only: +inf kept, NaN -> +inf
+            pr.distance[::2] = np.inf
+            pr.distance[-1] = np.nan
         st = stamp_msg(1.7e9 + cycle + 0.25)
         raw = s.serialize(cycle, st, pr)
         m = w.fill(cycle, st, pr)
@@ -185,6 +188,9 @@ def test_probe_serializer_equals_rclpy_serialization(n, frame):
         if n and cycle == 3:
             assert back.probes[0].depth == 0.0 and back.probes[-1].distance == math.inf
             assert back.probes[0].distance == math.inf and back.probes[-1].position.z == 0.0
+        if n and cycle == 4:
+            assert [p.distance for p in back.probes[::2]] == [math.inf] * len(back.probes[::2])
+            assert back.probes[-1].distance == math.inf and back.probes[-1].depth == pr.depth[-1]
     assert s.matches(w)
 
 
