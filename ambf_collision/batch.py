@@ -258,6 +258,17 @@ class PairDistance:
         self._ss = np.flatnonzero(~round1 & ~round2)
         with_plane = (k1[self._ss] == PLANE) | (k2[self._ss] == PLANE)
         self._ss_plane = self._ss[with_plane]
+        # per solid kind: (pair rows, plane index, solid index, +1/-1 plane first/second, hulls)
+        self._plane_groups = []
+        for kind in BOUNDED_KINDS:
+            rows = self._ss_plane[(k1[self._ss_plane] == kind) | (k2[self._ss_plane] == kind)]
+            if not rows.size:
+                continue
+            plane_first = kinds[pairs[rows, 0]] == PLANE
+            plane = np.where(plane_first, pairs[rows, 0], pairs[rows, 1])
+            solid = np.where(plane_first, pairs[rows, 1], pairs[rows, 0])
+            hull = [link_shapes_hull(link_shapes, j) for j in solid] if kind == CONVEX else None
+            self._plane_groups.append((kind, rows, plane, solid, plane_first[:, None], hull))
         self._ss_coal = self._ss[~with_plane]
         self._coal_shapes = np.unique(pairs[self._ss_coal]) if self._ss_coal.size else np.zeros(0, np.intp)
         i1, i2 = pairs[self._ss_coal, 0], pairs[self._ss_coal, 1]
@@ -375,17 +386,21 @@ class PairDistance:
                 res.position[k] = 0.5 * (res.point_1[k] + res.point_2[k])
 
     def _compute_ss_plane(self, world):
-        """Solid - solid pairs with a plane: closed form, one call per pair."""
-        from ambf_collision.coal_bridge import solid_pair_distance
+        """Solid - plane pairs, closed form, one vectorised call per solid kind: the solid's
+        support point along the plane's inward normal is its deepest point (coal semantics:
+        normal = the plane's, from the plane to the solid)."""
+        sd = _solid_module()
         res = self.result
-        for k in self._ss_plane:
-            i, j = self.pairs[k]
-            dist, p1, p2, nrm = solid_pair_distance(shape_at(world, i), shape_at(world, j))
-            res.distance[k] = dist
-            res.point_1[k] = p1
-            res.point_2[k] = p2
-            res.normal[k] = nrm
-            res.position[k] = 0.5 * (np.asarray(p1) + np.asarray(p2))
+        for kind, rows, plane, solid, plane_first, hull in self._plane_groups:
+            n = world.normal[plane]
+            x = sd.support_point(kind, -n, world.a[solid], world.rot[solid], world.half[solid], hull)
+            d = np.vecdot(n, x) - world.offset[plane]
+            on_plane = x - d[:, None] * n
+            res.distance[rows] = d
+            res.point_1[rows] = np.where(plane_first, on_plane, x)
+            res.point_2[rows] = np.where(plane_first, x, on_plane)
+            res.normal[rows] = np.where(plane_first, n, -n)
+            res.position[rows] = 0.5 * (on_plane + x)
 
 
 def centre_radii(kind, half, hull=None):

@@ -536,22 +536,31 @@ def segment_solid_distance_bisect(kind, a, b, center, rot, half, normal, offset,
     )
 
 
+SUPPORT_TIE = 16 * np.finfo(float).eps  # relative size of a direction component taken as zero
+
+
 def support_point(kind, direction, center, rot, half, hull=None):
     """World point of each solid (K items) that is farthest along ``direction`` (K,3) (support map).
 
-    Deterministic on ties: the centre of a face/cap when the direction is exactly perpendicular to it,
-    the first vertex for hulls, the base rim (or base centre) before the apex for cones.
+    Deterministic on ties: the centre of a face/cap/side line when the direction is perpendicular
+    to it, the first vertex for hulls, the base rim (or base centre) before the apex for cones. A
+    local direction component below ``SUPPORT_TIE`` times the direction's length counts as zero,
+    so that a face that is parallel up to rounding (e.g. a box resting on a plane, both moved by
+    the same frame) gives its centre and not a corner picked by rounding noise; the support value
+    changes by at most that fraction of the half extent (~1e-15 m).
     """
     v = _to_local(np.asarray(direction, dtype=float), np.zeros_like(center), rot)
+    tie = SUPPORT_TIE * np.sqrt(np.einsum("ij,ij->i", v, v))[:, None]
+    sign = np.where(np.abs(v) > tie, np.sign(v), 0.0)
     if kind == BOX:
-        x = np.sign(v) * half
+        x = sign * half
     elif kind in (CYLINDER, CONE):
         R = half[:, 0]
         H = half[:, 2]
         ex, ey = _unit2(v[:, 0], v[:, 1])
-        axial = (v[:, 0] == 0.0) & (v[:, 1] == 0.0)  # direction along the axis: the cap/base centre
+        axial = np.hypot(v[:, 0], v[:, 1]) <= tie[:, 0]  # along the axis: the cap/base centre
         s = np.where(axial, 0.0, R)
-        rim = np.stack([ex * s, ey * s, -H if kind == CONE else np.sign(v[:, 2]) * H], axis=1)
+        rim = np.stack([ex * s, ey * s, -H if kind == CONE else sign[:, 2] * H], axis=1)
         if kind == CYLINDER:
             x = rim
         else:

@@ -3,7 +3,8 @@
 Worlds: the KUKA arm with the floor (AMBF filtering: arm-vs-floor only), the KUKA arm with
 every self pair checked (``--check '*:*'``) plus the floor, and all eight example files in one
 world. For each: pairs checked, time per ``evaluate`` (joint positions changed every cycle),
-the share of the kinematics, and the reference: the same body poses, then ``coal.distance``
+the same with ``near_only=True`` (what the node runs: far pairs bounded, not computed), the
+share of the kinematics, and the reference: the same body poses, then ``coal.distance``
 called once per pair from Python (coal geometries built once). Ratio = reference / evaluate.
 
 Run: ``.venv/bin/python bench/bench_model.py``
@@ -25,7 +26,8 @@ from ambf_collision.filtering import Overrides  # noqa: E402
 from ambf_collision.model import Model  # noqa: E402
 from ambf_collision.transforms import quat_to_matrix  # noqa: E402
 
-EX = Path(__file__).resolve().parents[2] / "shared" / "adf-examples"
+REPO = Path(__file__).resolve().parents[1]
+EX = REPO.parent / "shared" / "adf-examples"
 ALL = ["ScrewDriverEnv_env.yaml", "blender-kuka-tip-sphere.yaml", "blender-toy-car.yaml",
        "checkered_floor.yaml", "peg_and_base.yaml", "pr2 gripper.yaml", "puzzle2.yaml",
        "gripper4/gripper.yaml"]
@@ -91,6 +93,11 @@ def bench(label, files, overrides=None, cycles=200):
     t_eval = (time.perf_counter() - t0) / cycles
     t0 = time.perf_counter()
     for q in qs:
+        m.set_joint_positions(d, names, q)
+        m.evaluate(d, near_only=True)
+    t_near = (time.perf_counter() - t0) / cycles
+    t0 = time.perf_counter()
+    for q in qs:
         m.tree.forward(q, d.file_R, d.file_t, d.body_R, d.body_t)
     t_kin = (time.perf_counter() - t0) / cycles
     geoms = [_coal_local(coal, s) for s in m.shapes]
@@ -105,6 +112,7 @@ def bench(label, files, overrides=None, cycles=200):
     planes = np.array([m.shapes[a].kind == S.PLANE or m.shapes[b].kind == S.PLANE for a, b in m.pairs], bool)
     err = np.max(np.abs(ref - r.distances)[~planes]) if (~planes).any() else 0.0
     print(f"{label:<38} pairs {len(m.pairs):5d}  evaluate {t_eval * 1e3:8.3f} ms  "
+          f"near_only {t_near * 1e3:8.3f} ms  "
           f"(kinematics {t_kin * 1e6:6.1f} us)  coal per pair {t_ref * 1e3:8.3f} ms  "
           f"ratio {t_ref / t_eval:6.2f}x  max |diff| (non-plane) {err:.1e} m")
 
@@ -117,6 +125,8 @@ def main():
     bench("kuka all self pairs + floor", ["blender-kuka-tip-sphere.yaml", "checkered_floor.yaml"],
           Overrides(check=[("*", "*")]))
     bench("all 8 example files", ALL, cycles=40)
+    bench("demo arm (examples/demo, bundled)", [str(REPO / "examples" / "demo" / "demo_arm.yaml")],
+          cycles=400)
     return 0
 
 

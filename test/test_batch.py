@@ -315,3 +315,30 @@ def test_near_bounds_hulls_whole_group():
     assert res.exact.tolist() == [True, True, False, True]
     for f in ("distance", "point_1", "point_2", "normal", "position"):
         assert np.array_equal(getattr(res, f)[res.exact], getattr(ref, f)[res.exact])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_solid_on_plane_parallel_faces_give_face_centres(seed):
+    """A box, a cylinder on its cap, a cylinder on its side and a cone on its base, each resting
+    0.1 m above the plane z = 0 in one frame, the frame posed at random (parallel up to rounding):
+    the witness on the solid is the centre of the parallel face / side line (hand-derived), the
+    distance 0.1 m, in the vectorised plane pairs and in the single-pair path alike."""
+    from ambf_collision.shapes import Cone
+    rng = np.random.default_rng(seed)
+    side = np.array([np.sqrt(0.5), 0.0, 0.0, np.sqrt(0.5)])        # axis along y
+    shapes = [Plane([0, 0, 1], 0.0), Box([.2, .1, .3], [0, 0, .25]),
+              Cylinder(.05, .2, [1, 0, .2]), Cylinder(.05, .2, [2, 0, .15], side),
+              Cone(.05, .2, [3, 0, .2])]
+    faces = np.array([[0, 0, .1], [1, 0, .1], [2, 0, .1], [3, 0, .1]])  # local, hand-derived
+    ls = LinkShapes(shapes, [0] * 5)
+    pairs = [(0, 1), (2, 0), (0, 3), (4, 0)]
+    R = quat_to_matrix(rng.normal(size=4))[None]
+    t = rng.normal(size=(1, 3))
+    res = PairDistance(ls, pairs).compute(ls.to_world(R, t))
+    on_solid = np.array([res.point_2[0], res.point_1[1], res.point_2[2], res.point_1[3]])
+    np.testing.assert_allclose(on_solid, faces @ R[0].T + t, atol=1e-14)
+    np.testing.assert_allclose(res.distance, 0.1, atol=1e-14)
+    for k, (i, j) in enumerate(pairs):
+        c = distance(shapes[i].transformed(R[0], t[0]), shapes[j].transformed(R[0], t[0]))
+        np.testing.assert_allclose([c.distance, *c.point_1, *c.point_2],
+                                   [res.distance[k], *res.point_1[k], *res.point_2[k]], atol=1e-14)
