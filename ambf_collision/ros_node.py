@@ -340,10 +340,8 @@ class CollisionMonitorNode(Node):
                 self.deferred_timer.reset()
             return
         tf_ok = self._update_root_poses(now)
-        out = monitor.step(now, root_poses=self._root_poses if tf_ok else None, tf_ok=tf_ok)
-        if (isinstance(monitor.model, _EmptyModel) and out.status == mon.STATUS_OK
-                and monitor.merger.good_count == 0):
-            out.status, out.reason = mon.STATUS_NO_JOINT_STATE, "no joint state yet"
+        out = monitor.step(now, root_poses=self._root_poses if tf_ok else None, tf_ok=tf_ok,
+                           on_contacts=self._publish_contacts)
         self._publish(out, now)
         for w in out.warnings:
             self.get_logger().warning(w)
@@ -365,11 +363,20 @@ class CollisionMonitorNode(Node):
             return msg
         return stamp_msg(out.stamp)
 
-    def _publish(self, out, now: float):
+    def _publish_contacts(self, out):
+        """``~/contacts``, called by ``monitor.step`` as soon as the contacts are final (before
+        the probes are evaluated)."""
+        if (isinstance(self.monitor.model, _EmptyModel) and out.status == mon.STATUS_OK
+                and self.monitor.merger.good_count == 0):
+            out.status, out.reason = mon.STATUS_NO_JOINT_STATE, "no joint state yet"
         stamp = self._stamp(out)
         cser = self.contact_serializer
         self.contacts_pub.publish(cser.serialize(out, stamp) if cser is not None
                                   else self.contact_writer.fill(out, stamp))
+
+    def _publish(self, out, now: float):
+        """``~/probes`` and (when due and subscribed) ``~/markers`` of a finished step."""
+        stamp = self._stamp(out)
         pw = self.probe_writer
         if pw is not None:
             if out.probes is not None:

@@ -600,3 +600,30 @@ def test_real_model_non_finite_contact_row_is_dropped(tmp_path):
         ("B", "C")]
     assert all(np.isfinite(getattr(c, k)).all() for c in out.contacts for k in mon._CONTACT_VECTORS)
     assert any("non-finite" in w for w in out.warnings)
+
+
+def test_on_contacts_runs_once_per_step_before_the_probes():
+    """step(on_contacts=f): f sees the final contact part (status, contacts, min distance) before
+    the probes are evaluated; once per step, also when nothing is evaluated (status only)."""
+    events = []
+    pr = _probe_buffers()
+    model = ScriptedModel()
+
+    def probes(model_, data, result):
+        events.append("probes")
+        return pr
+
+    def on_contacts(out):
+        events.append(("contacts", out.status, out.min_distance, len(out.contacts), out.probes))
+
+    m = CollisionMonitor(model, MonitorConfig(), probes=probes)
+    out = m.step(0.5, on_contacts=on_contacts)          # no joint state yet: status only
+    assert events == [("contacts", STATUS_NO_JOINT_STATE, math.inf, 0, None)]
+    assert not out.evaluated
+    events.clear()
+    m.on_joint_state(["a", "b", "c"], [0.25, 0, 0], 1.0, 1.0)
+    out = m.step(1.0, on_contacts=on_contacts)
+    assert events == [("contacts", STATUS_OK, 0.75, 1, None), "probes"]   # 1 - q_a (ScriptedModel)
+    assert out.probes is pr and out.min_distance == 0.75 and len(out.contacts) == 1
+    events.clear()
+    assert m.step(2.0).evaluated and events == ["probes"]  # without on_contacts: as before
