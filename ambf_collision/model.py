@@ -120,13 +120,23 @@ class EvaluationResult:
         else:
             self.closest, self.min_distance = -1, math.inf
         self._contacts = None
+        self._vectors = None
+
+    @property
+    def contact_vectors(self) -> np.ndarray:
+        """``(n,4,3)``: point_1, point_2, position, normal of the reported contacts (m, world),
+        closest first; one gather, made once per result (the contacts hold views of its rows)."""
+        if self._vectors is None:
+            d, idx = self._data, self.contact_index
+            self._vectors = np.stack((d.point_1[idx], d.point_2[idx], d.position[idx],
+                                      d.normal[idx]), axis=1)
+        return self._vectors
 
     @property
     def contacts(self) -> list:
         if self._contacts is None:
             m, d, idx = self._model, self._data, self.contact_index
-            # one gather for all reported pairs; each contact holds views of its own rows
-            vec = np.stack((d.point_1[idx], d.point_2[idx], d.position[idx], d.normal[idx]), axis=1)
+            vec = self.contact_vectors  # each contact holds views of its own rows
             info = m.shape_info
             out = []
             for r, (k, dist) in enumerate(zip(idx.tolist(), d.distance[idx].tolist())):

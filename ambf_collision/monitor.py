@@ -560,8 +560,10 @@ class CollisionMonitor:
             # every contact's vectors in one array: one finiteness test for all of them, and
             # the message conversion reads the values from it (out.contact_vectors)
             try:
-                vectors = np.array([[c.point_1, c.point_2, c.position, c.normal]
-                                    for c in contacts], dtype=float).reshape(len(contacts), 4, 3)
+                vectors = getattr(result, "contact_vectors", None)  # Model: already one array
+                if vectors is None:
+                    vectors = np.array([[c.point_1, c.point_2, c.position, c.normal]
+                                        for c in contacts], dtype=float).reshape(len(contacts), 4, 3)
             except (TypeError, ValueError):  # not 3-vectors: checked one by one, no array
                 vectors = None
                 keep = [math.isfinite(float(c.distance)) and all(
