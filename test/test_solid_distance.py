@@ -177,6 +177,28 @@ def test_box_hand_cases():
     assert d[0] == 0.5 and np.array_equal(n[0], [1, 0, 0])
 
 
+def test_box_points_alone_equal_mixed_batch():
+    """A batch of only outside points takes a shorter path than a batch with inside points: every
+    row must come out the same (bitwise) whichever batch it is in, and outside rows must satisfy
+    point = nearest + d n with nearest the clamped point."""
+    rng = np.random.default_rng(3)
+    K = 400
+    c = rng.normal(size=(K, 3))
+    R = quat_to_matrix(rng.normal(size=(K, 4)))
+    h = rng.uniform(0.05, 1, (K, 3))
+    p = c + rng.normal(size=(K, 3)) * 0.3  # some inside, most outside
+    d, x, n = point_solid_distance(BOX, p, c, R, h, None, None)
+    assert 50 < np.sum(d < 0) < K - 50, np.sum(d < 0)
+    for k in range(0, K, 7):
+        dk, xk, nk = point_solid_distance(BOX, p[k:k + 1], c[k:k + 1], R[k:k + 1], h[k:k + 1], None, None)
+        assert dk[0] == d[k] and np.array_equal(xk[0], x[k]) and np.array_equal(nk[0], n[k])
+    out = d > 0
+    q = np.einsum("kji,kj->ki", R, p - c)
+    expect = np.linalg.norm(q - np.clip(q, -h, h), axis=1)
+    assert np.allclose(d[out], expect[out], rtol=1e-14, atol=1e-15)
+    assert np.allclose(x[out] + d[out, None] * n[out], p[out], atol=1e-12)
+
+
 def test_cylinder_hand_cases():
     h = [1.0, 1.0, 2.0]  # radius 1, half height 2
     d, x, n = hand(CYLINDER, h, [0.0, 0.0, 0.0])  # on the axis: lateral at depth 1, fallback +x
