@@ -682,7 +682,8 @@ def _box_segment_t(qa, u, h):
         V *= 0.5
         np.multiply(V, ut, out=QM)
         QM += qt
-        np.clip(QM, nht, ht, out=C)
+        np.maximum(QM, nht, out=C)  # clamped to the box: np.clip(QM, nht, ht) in fewer NumPy calls
+        np.minimum(C, ht, out=C)
         act = QM != C  # outside on that axis, face value c = +-h
         np.subtract(qt, C, out=Z[0])
         np.copyto(Z[1], ut)
@@ -698,22 +699,26 @@ def _box_segment_t(qa, u, h):
     np.multiply(T, ut, out=Q)
     Q += qt
     # box signed distance at all candidates (as _box_dist)
-    np.clip(Q, nht, ht, out=C2)
+    np.maximum(Q, nht, out=C2)
+    np.minimum(C2, ht, out=C2)
     np.subtract(Q, C2, out=C2)
     C2 *= C2
     d_out = C2[0] + C2[2]
     d_out += C2[1]
     np.sqrt(d_out, out=d_out)
-    np.abs(Q, out=Q)
-    Q -= ht
-    d = np.maximum(Q[0], Q[1])
-    np.maximum(d, Q[2], out=d)
-    np.copyto(d, d_out, where=d_out > 0.0)
+    if d_out.min() > 0.0:  # no candidate in the box (the segment stays outside): d = d_out
+        d = d_out
+    else:
+        np.abs(Q, out=Q)
+        Q -= ht
+        d = np.maximum(Q[0], Q[1])
+        np.maximum(d, Q[2], out=d)
+        np.copyto(d, d_out, where=d_out > 0.0)
     # lowest t among the minima (values equal up to rounding: a few ulps of the coordinates)
     scale = np.abs(qa).max(1)
     scale += np.abs(u).max(1)
     scale += h.max(1)
-    scale *= 4.0 * np.finfo(float).eps
+    scale *= _TIE
     scale += d.min(1)
     return np.where(d <= scale[:, None], T, 2.0).min(1)
 
