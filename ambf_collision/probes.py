@@ -901,6 +901,10 @@ class ProbeSet:
                 self._members[j, :len(c)] = c
                 ok[j, :len(c)] = True
             self._member_ok = None if ok.all() else ok
+        # every probe in exactly one cluster: a shape hit by every cluster has every probe
+        # as candidate, emitted in probe order (this array itself when one shape: outputs then
+        # written as whole arrays instead of scattered)
+        self._probe_ids = np.arange(N, dtype=np.intp)
 
         # reused buffers (broadphase in (shape, cluster) layout, shapes ordered by kind)
         # world shape centres, cluster centres and cluster sensor normals: one buffer, moved
@@ -1115,12 +1119,23 @@ class ProbeSet:
             return None
         # expand each (shape, cluster) into (shape, probe) for the cluster's members
         ok = None
-        if self._members is not None:
+        k = sp.size // C
+        if sp.size == k * C and np.array_equal(sp[::C], sp[C - 1::C]):
+            # every hit shape row is hit by all clusters (sp sorted): all probes, in order
+            N = self._probe_ids.size
+            if k == 1:
+                pi, P = self._probe_ids, self.result.position
+            else:
+                pi = np.tile(self._probe_ids, k)
+                P = _rows(self.result.position, pi)
+            sp = np.repeat(sp[::C], N)
+        elif self._members is not None:
             L = self._members.shape[1]
             pi = self._members[ci].ravel()
             sp = np.repeat(sp, L)
             if self._member_ok is not None:
                 ok = self._member_ok[ci].ravel()
+            P = _rows(self.result.position, pi)
         else:
             counts = self.cluster_len[ci]
             total = int(counts.sum())
@@ -1128,7 +1143,7 @@ class ProbeSet:
             offs = np.arange(total, dtype=np.intp) - np.repeat(ends - counts, counts)
             pi = self.cluster_order[np.repeat(self.cluster_start[ci], counts) + offs]
             sp = np.repeat(sp, counts)
-        P = _rows(self.result.position, pi)
+            P = _rows(self.result.position, pi)
         # fine test per probe against the shape's bounding sphere, unless every hit cluster
         # lies wholly within the shape's reach (then every member passes it)
         beyond = np.greater(self._d2, self._within, out=self._beyond)
@@ -1275,10 +1290,11 @@ class ProbeSet:
         pi, sp, P = cand
         res.pairs_checked = int(pi.size)
         d, nc = self._exact(world_shapes, pi, sp, P)
-        r = self.radius[pi]
+        every = pi is self._probe_ids  # one shape, every probe in order: whole arrays
+        r = self.radius if every else self.radius[pi]
         gap = d - r
-        seen = np.einsum("ij,ij->i", nc, _rows(res.normal, pi)) < 0.0
-        seen &= gap <= self.range[pi]
+        seen = np.einsum("ij,ij->i", nc, res.normal if every else _rows(res.normal, pi)) < 0.0
+        seen &= gap <= (self.range if every else self.range[pi])
         idx = np.flatnonzero(seen)
         if idx.size == 0:
             return res
@@ -1333,13 +1349,16 @@ class ProbeSet:
     def _one_shape(self, res, body_R, s0, pi, d, nc, gap, r):
         """Per-probe outputs when all seen pairs are on shape ``s0`` (each probe at most
         once: no sums, no nearest-per-probe search)."""
+        every = pi is self._probe_ids  # every probe, in order: whole-array writes
+        if every:
+            pi = slice(None)
         res.distance[pi] = gap
         touch = gap < 0.0
         if touch.all():  # every seen probe touches: nothing to select
             pt, rt, dt, gt, nt = pi, r, d, gap, nc
         elif touch.any():
             t = np.flatnonzero(touch)
-            pt, rt, dt, gt, nt = pi[t], r[t], d[t], gap[t], _rows(nc, t)
+            pt, rt, dt, gt, nt = (t if every else pi[t]), r[t], d[t], gap[t], _rows(nc, t)
         else:
             return
         two_r = 2.0 * rt

@@ -1053,3 +1053,42 @@ def test_rigid_shapes_behind_the_pad_are_dropped_once_and_results_unchanged():
     shape_of_row = rigid._sorder
     assert set(shape_of_row[np.flatnonzero(dropped.all(axis=1))].tolist()) == set(behind.tolist())
     assert not dropped[np.flatnonzero(shape_of_row == front)].any()
+
+
+@pytest.mark.parametrize("floor", ["plane", "box", "plane_and_box"])
+def test_shape_under_every_cluster_matches_brute_force(floor):
+    """A tilted pad of 36 probes (5 clusters) pressed into a floor that every cluster reaches:
+    the candidates are every probe, in probe order, once per floor shape; some probes touch,
+    some only sense, some are free, and each output equals the brute force over all pairs."""
+    sc = Scene(["finger", "floor"])
+    if floor != "box":
+        sc.add("floor", Plane([0, 0, 1], 0.0))
+    if floor != "plane":
+        sc.add("floor", Box([0.4, 0.4, 0.1], [0.0, 0.0, -0.0505], [0, 0, 0, 1]))
+    pad = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0.0, 0.0, -1.0]),
+                    np.array([1.0, 0.0, 0.0]), 0.004, 0.002, 1500.0, rows=6, cols=6, range=0.01)
+    ps = sc.probe_set([pad], cluster_size=8)
+    N = len(ps)
+    counts = []  # (touching, sensing) per pose
+    for tilt, height in ((0.3, 0.001), (0.2, -0.0005), (0.8, 0.006)):
+        sc.pose("finger", R=axis_angle_to_matrix([0.0, 1.0, 0.0], tilt), t=[0.0, 0.0, height])
+        res = sc.evaluate(ps)
+        pi, si = ps.candidates(sc.R, sc.t, sc.world())
+        S = len(sc.shapes)
+        assert np.array_equal(pi, np.tile(np.arange(N), S))
+        assert sorted(si[::N].tolist()) == list(range(S)) and np.array_equal(si, np.repeat(si[::N], N))
+        exp = _brute_force(ps, sc.world(), res)
+        np.testing.assert_allclose(res.distance, exp["distance"], atol=1e-15)
+        np.testing.assert_allclose(res.depth, exp["depth"], atol=1e-15)
+        np.testing.assert_allclose(res.force, exp["force"], atol=1e-12)
+        np.testing.assert_allclose(res.area, exp["area"], atol=1e-16)
+        np.testing.assert_allclose(res.contact_normal, exp["contact_normal"], atol=1e-15)
+        assert np.array_equal(res.in_contact, exp["in_contact"])
+        assert np.array_equal(res.touching_shape, exp["touching_shape"])
+        assert np.array_equal(res.touching_body, np.where(exp["in_contact"], 1, -1))
+        n_touch = int(res.in_contact.sum())
+        counts.append((n_touch, int(np.isfinite(res.distance).sum())))
+        np.testing.assert_allclose(res.patch_force[0], exp["force"].sum(0), atol=1e-12)
+        assert res.patch_in_contact[0] == n_touch
+    assert counts[1] == (N, N)  # all touch
+    assert 0 < counts[0][0] < counts[0][1] and 0 < counts[2][0] < counts[2][1] < N, counts
