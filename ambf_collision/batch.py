@@ -356,7 +356,8 @@ class PairDistance:
         res.point_1[idx] = c1
         res.point_2[idx] = c2
         np.divide(v, norm[:, None], out=v, where=norm[:, None] > 0.0)
-        v[norm == 0.0] = (0.0, 0.0, 1.0)
+        if not norm.all():
+            v[norm == 0.0] = (0.0, 0.0, 1.0)
         res.normal[idx] = v
         res.position[idx] = 0.5 * (c1 + c2)
         return float((norm - self._coal_inner).min())
@@ -516,8 +517,7 @@ class _CapsuleSolidGroups:
         self.sign_b = (np.concatenate(signs)[:Tb] if sels else np.zeros((0, 1)))
         self.lower = np.empty(Tb)
         self.upper = np.empty(Tb)
-        self.ends = self.buf[:6 * T].reshape(2, T, 3)[:, :Tb]   # views of a and b
-        self._rel = np.empty((2, Tb, 3))
+        self._rel = np.empty((Tb, 2, 3))
         self._loc = np.empty((Tb, 2, 3))
         self.half_b = np.asarray(local_half, dtype=float)[sol[:Tb]]
         hull_rows = np.asarray(local_kind)[sol[:Tb]] == CONVEX
@@ -553,7 +553,7 @@ class _CapsuleSolidGroups:
         uu = np.vecdot(u, u)
         t = np.vecdot(w, u)
         np.divide(t, uu, out=t, where=uu > 0.0)
-        np.clip(t, 0.0, 1.0, out=t)
+        np.minimum(np.maximum(t, 0.0, out=t), 1.0, out=t)
         on_axis = a + t[:, None] * u               # capsule axis point closest to the centre
         v = on_axis - c
         norm = np.sqrt(np.vecdot(v, v))
@@ -562,10 +562,14 @@ class _CapsuleSolidGroups:
         lower = np.subtract(dist, self.outer, out=self.lower)
         # gaps along the solid's axes: both ends in local coordinates (one matmul), extents
         # [-half, half] (constant per shape)
-        rel = np.subtract(self.ends, c, out=self._rel)                 # (2, Tb, 3)
-        loc = np.matmul(rel.transpose(1, 0, 2), self.rot[:Tb], out=self._loc)  # (Tb, 2, 3)
-        lo = np.subtract(loc.min(axis=1), self.half_b)
-        hi = np.subtract(self.neg_half_b, loc.max(axis=1))
+        rel = self._rel                                                # (Tb, 2, 3)
+        np.negative(w, out=rel[:, 0])
+        np.subtract(b, c, out=rel[:, 1])
+        loc = np.matmul(rel, self.rot[:Tb], out=self._loc)
+        lo = np.minimum(loc[:, 0], loc[:, 1])
+        lo -= self.half_b
+        hi = np.maximum(loc[:, 0], loc[:, 1])
+        np.subtract(self.neg_half_b, hi, out=hi)
         gap = np.maximum(lo, hi, out=lo).max(axis=1)
         gap -= r
         np.maximum(lower, gap, out=lower)
@@ -574,7 +578,8 @@ class _CapsuleSolidGroups:
         self.pts[:Tb] = c
         self.pts[self.size:self.size + Tb] = on_axis
         np.divide(v, norm[:, None], out=v, where=norm[:, None] > 0.0)
-        v[norm == 0.0] = (0.0, 0.0, 1.0)
+        if not norm.all():
+            v[norm == 0.0] = (0.0, 0.0, 1.0)
         np.multiply(v, self.sign_b, out=self.nrm[:Tb])
         np.add(c, on_axis, out=self.pos[:Tb])
         self.pos[:Tb] *= 0.5
