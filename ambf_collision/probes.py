@@ -603,19 +603,21 @@ def _slice_if_contiguous(idx):
 
 
 def _transform_grouped(R, t, groups, v, out, transpose=False):
-    """``out[i] = R[b] @ v[i] (+ t[b])`` (``R[b].T @ v[i]`` with ``transpose``) for the
-    entries of each ``(b, sel)`` of ``groups``: one matmul per body; returns out."""
+    """``out[..., i, :] = R[b] @ v[..., i, :] (+ t[b])`` (``R[b].T @ ...`` with ``transpose``)
+    for the entries ``i`` of each ``(b, sel)`` of ``groups``: one matmul per body (``v``,
+    ``out``: ``(N, 3)``, or ``(2, N, 3)`` to move two sets of vectors by the same matmul);
+    returns out."""
     for b, sel in groups:
         M = R[b] if transpose else R[b].T  # row vectors: (M v)^T = v^T M^T
         if isinstance(sel, slice):
-            o = np.matmul(v[sel], M, out=out[sel])
+            o = np.matmul(v[..., sel, :], M, out=out[..., sel, :])
             if t is not None:
                 o += t[b]
         else:
-            o = v[sel] @ M
+            o = v[..., sel, :] @ M
             if t is not None:
                 o += t[b]
-            out[sel] = o
+            out[..., sel, :] = o
     return out
 
 
@@ -930,6 +932,8 @@ class ProbeSet:
         self._reset_index = np.full(2 * N, -1, dtype=np.intp)
         z, zi = self._reset_zero, self._reset_index
         pose = np.empty((2 * N, 3))  # probe centres and sensor normals (set every evaluation)
+        self._pose = pose.reshape(2, N, 3)
+        self._local_pose = np.stack([self.local_position, self.local_normal])  # (2, N, 3)
         self.result = ProbeResult(
             names=self.names,
             body=[p.body for p in probes],
@@ -1112,8 +1116,8 @@ class ProbeSet:
             self._static_prune(body_t, world, sw)
         np.less_equal(d2, self._bound if world is None else self._bound_world, out=hit)
         hit &= self._allowed
-        if world is not None:
-            self._prune(body_R, body_t, world, sw, cw, hit)
+        if world is not None and not self._prune(body_R, body_t, world, sw, cw, hit):
+            return None  # every pair pruned (the usual free cycle): no nonzero
         sp, ci = np.nonzero(hit)
         if sp.size == 0:
             return None
@@ -1175,6 +1179,8 @@ class ProbeSet:
         - a shape lying wholly behind the members' sensor planes (sphere/capsule: its
           segment; box: itself; other solids: their bounding sphere), farther than a slack: for every member the
           nearest surface point x lies behind it, n_c = (p - x) / |p - x| and n_c . n_s > 0.
+
+        Returns False when no pair is left (known from the rows still hit), else True.
         """
         rows = hit.any(axis=1).tolist()  # shapes (sorted rows) still hit by some cluster
         pr, br = self._plane_rows, self._box_rows
@@ -1198,7 +1204,7 @@ class ProbeSet:
             np.maximum(q, 0.0, out=q)
             hit[b0:b1] &= np.einsum("sck,sck->sc", q, q) <= self._cluster_slack_sq
         if not self._any_uniform:
-            return
+            return True
         if planes or boxes:
             rows = hit.any(axis=1).tolist()
             planes = planes and True in rows[p0:p1]
@@ -1207,7 +1213,8 @@ class ProbeSet:
         rounds = r1 and True in rows[:r1]
         solids = [(a, b) for a, b in self._solid_rows if True in rows[a:b]]
         if not (planes or boxes or rounds or solids):
-            return
+            # no row left (the kind rows cover every shape unless a kind is unknown)
+            return not self._fast_kinds
         nw, front = self._cluster_n, self._front  # nw: rotated by _broadphase
         np.einsum("ij,ij->i", _rows(body_t, self.cluster_body), nw, out=front)
         front += self._cluster_front_slack
@@ -1219,6 +1226,7 @@ class ProbeSet:
             hit[b0:b1] &= _box_support(world, bs, nw) >= front
         for a, b in solids:
             hit[a:b] &= _solid_support(sw[a:b], self._s_radius[a:b], nw) >= front
+        return True
 
     def _static_prune(self, body_t, world, sw):
         """Drop for good the rigid (shape, cluster) pairs (``self._rigid``) whose shape lies
@@ -1269,9 +1277,11 @@ class ProbeSet:
         body_t = np.asarray(body_t, dtype=float)
         res = self.result
         N = len(self.names)
-        if self._groups is not None:
-            _transform_grouped(body_R, body_t, self._groups, self.local_position, res.position)
-            _transform_grouped(body_R, None, self._groups, self.local_normal, res.normal)
+        # probe centres and sensor normals in world: (2, N, 3) views of one buffer
+        if self._groups is not None:  # one matmul per body for both
+            _transform_grouped(body_R, None, self._groups, self._local_pose, self._pose)
+            for b, sel in self._groups:
+                res.position[sel] += body_t[b]
         else:
             _transform(body_R, body_t, self.probe_body, self.local_position, res.position)
             _transform(body_R, None, self.probe_body, self.local_normal, res.normal)

@@ -1092,3 +1092,43 @@ def test_shape_under_every_cluster_matches_brute_force(floor):
         assert res.patch_in_contact[0] == n_touch
     assert counts[1] == (N, N)  # all touch
     assert 0 < counts[0][0] < counts[0][1] and 0 < counts[2][0] < counts[2][1] < N, counts
+
+
+@pytest.mark.parametrize("behind", [False, True])
+def test_free_cycle_after_contact_resets_outputs_and_moves_probes(behind):
+    """A pad pressed into a floor, then lifted beyond reach (with a box just behind the pad,
+    within the bounding-sphere reach but wholly behind the sensor plane): in the free poses
+    no pair is left (no candidates, no exact query), every contact output is back to its
+    reset value, and the probe centres and normals are still R p + t and R n, probe by
+    probe; the brute force over all pairs agrees."""
+    sc = Scene(["finger", "floor", "lid"])
+    sc.add("floor", Plane([0, 0, 1], 0.0))
+    if behind:
+        sc.add("lid", Box([0.02, 0.02, 0.004], [0.0, 0.0, 0.008], [0, 0, 0, 1]))
+    pad = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0.0, 0.0, -1.0]),
+                    np.array([1.0, 0.0, 0.0]), 0.004, 0.002, 1500.0, rows=6, cols=6, range=0.01)
+    ps = sc.probe_set([pad], cluster_size=8)
+    specs = pad.probes()
+    for tilt, height, free in ((0.2, 0.0005, False), (0.1, 0.05, True), (0.3, 0.0005, False),
+                               (-0.2, 0.03, True), (0.0, 0.04, True)):
+        R = axis_angle_to_matrix([0.0, 1.0, 0.0], tilt)
+        sc.pose("finger", R=R, t=[0.0, 0.0, height])
+        sc.pose("lid", t=[0.0, 0.0, height])  # rides just above the pad
+        res = sc.evaluate(ps)
+        exp = _brute_force(ps, sc.world(), res)
+        for i, sp in enumerate(specs):
+            np.testing.assert_allclose(res.position[i], R @ sp.position + [0.0, 0.0, height], atol=1e-15)
+            np.testing.assert_allclose(res.normal[i], R @ sp.normal, atol=1e-15)
+        np.testing.assert_allclose(res.distance, exp["distance"], atol=1e-15)
+        np.testing.assert_allclose(res.force, exp["force"], atol=1e-12)
+        assert np.array_equal(res.in_contact, exp["in_contact"])
+        pi, _ = ps.candidates(sc.R, sc.t, sc.world())
+        if free:
+            assert pi.size == 0 and res.pairs_checked == 0
+            assert np.all(np.isinf(res.distance)) and not res.in_contact.any()
+            for name in ("depth", "area", "force", "force_body", "contact_normal",
+                         "patch_force", "patch_area", "patch_in_contact"):
+                assert not np.any(getattr(res, name)), name
+            assert np.all(res.touching_shape == -1) and np.all(res.touching_body == -1)
+        else:
+            assert res.in_contact.any() and res.pairs_checked > 0
