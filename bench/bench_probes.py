@@ -11,7 +11,8 @@ Workloads (seeded):
      examples/demo/demo_probes_256.yaml along the demo joint script (free, proximity and
      contact cycles), with the model's rigid roots (ProbeSet.from_model) and without them
      (ProbeSet.from_shapes): median, mean and p99 per evaluation, same cycles interleaved,
-     in thread CPU time (other processes on a shared machine do not count).
+     in thread CPU time (other processes on a shared machine do not count), and the same
+     over the free cycles alone (the broadphase leaves no pair: no exact stage).
 Each cycle moves every body a little (poses precomputed), computes the world shapes (timed
 separately: the model does that anyway for collision) and evaluates all probes.
 The coal reference computes the signed distance of every sensed (probe, shape) pair (a
@@ -194,7 +195,7 @@ def run_demo(cycles):
     names = [n for n in plain if n in JOINT_NAMES]
     order = [JOINT_NAMES.index(n) for n in names]
     times = {k: [] for k in sets}
-    contact = []
+    contact, free = [], []
     for i, t in enumerate(np.linspace(0.0, PERIOD, cycles, endpoint=False)):
         model.set_joint_positions(data, names, demo_joint_array(t)[order])
         ev = model.evaluate(data)
@@ -204,11 +205,16 @@ def run_demo(cycles):
             res = sets[k].evaluate(ev.body_R, ev.body_t, model.link_shapes.world)
             times[k].append(time.thread_time() - a)
         contact.append(bool(res.in_contact.any()))
+        free.append(res.pairs_checked == 0)
     print(f"workload C (demo): {len(specs[0].probes()) if specs else 0} probes x {len(model.shapes)} shapes "
-          f"along the demo script, {cycles} cycles ({sum(contact)} with contact)")
+          f"along the demo script, {cycles} cycles ({sum(contact)} with contact, {sum(free)} free: "
+          f"no pair left by the broadphase)")
+    free = np.array(free)
     for k, v in times.items():
         v = 1e6 * np.array(v)
-        print(f"  {k:20s}: median {np.median(v):6.1f} us  mean {v.mean():6.1f} us  p99 {np.percentile(v, 99):6.1f} us")
+        print(f"  {k:20s}: median {np.median(v):6.1f} us  mean {v.mean():6.1f} us  p99 {np.percentile(v, 99):6.1f} us"
+              + (f"   free cycles: median {np.median(v[free]):6.1f} us  mean {v[free].mean():6.1f} us"
+                 if free.any() else ""))
     a, b = (1e6 * np.array(times[k]) for k in sets)
     print(f"  ratio without / with rigid roots: median {np.median(a) / np.median(b):.2f}x, "
           f"mean {a.mean() / b.mean():.2f}x")
