@@ -9,9 +9,11 @@
 * :func:`point_signed_distance`: signed distance of K points to K shapes (used by probes).
 
 Sphere/capsule pairs use the closed form of :mod:`segment_distance`; sphere/capsule against a
-solid uses :mod:`solid_distance`; solid against solid goes through :mod:`coal_bridge` (coal geometries
-built once per shape, per cycle only their poses are set; one coal call
-per pair: the only per-pair Python loop).
+solid uses :mod:`solid_distance`; a solid against a plane is the solid's support point along the
+plane's inward normal, vectorised per solid kind; other solid pairs go through :mod:`coal_bridge`
+(coal geometries built once per shape, per cycle only their poses are set; one coal call per
+pair: the only per-pair Python loop). ``compute(world, near)`` skips the pairs that a
+conservative lower bound proves farther than ``near`` and than the closest pair.
 """
 
 from __future__ import annotations
