@@ -32,6 +32,9 @@ from ambf_collision.transforms import matrix_to_quat
 
 __all__ = ["Model", "Data", "EvaluationResult", "ModelContact", "ShapeInfo"]
 
+_NO_CONTACTS = np.zeros(0, dtype=np.intp)  # contact_index of a cycle without contacts (shared)
+_NO_CONTACTS.flags.writeable = False
+
 
 @dataclass(frozen=True)
 class ShapeInfo:
@@ -75,7 +78,8 @@ class Data:
 
     ``q (J,)`` joint positions (rad / m); ``file_R (F,3,3)``, ``file_t (F,3)`` per-file root
     poses; ``body_R (B,3,3)``, ``body_t (B,3)`` body poses in world; ``distance (P,)``,
-    ``point_1``, ``point_2``, ``normal``, ``position`` (P,3) of the checked shape pairs;
+    ``point_1``, ``point_2``, ``normal``, ``position`` (P,3) of the checked shape pairs
+    (``point_1`` and ``point_2`` are the halves of ``points (2P,3)``, as in ``PairResult``);
     ``exact (P,)`` bool: False where ``evaluate(near_only=True)`` kept only a lower bound
     (see ``batch.PairDistance.compute``).
     """
@@ -89,8 +93,9 @@ class Data:
         self.body_t = np.zeros((B, 3))
         self.distance = np.full(P, np.inf)
         self.exact = np.ones(P, dtype=bool)
-        self.point_1 = np.zeros((P, 3))
-        self.point_2 = np.zeros((P, 3))
+        self.points = np.zeros((2 * P, 3))  # point_1 and point_2 are its two halves (one copy)
+        self.point_1 = self.points[:P]
+        self.point_2 = self.points[P:]
         self.normal = np.zeros((P, 3))
         self.position = np.zeros((P, 3))
         self.world = None  # WorldShapes of the last evaluate (the model's reused buffer)
@@ -107,7 +112,8 @@ class EvaluationResult:
     model's reused ``WorldShapes`` buffer).
     """
 
-    def __init__(self, model: "Model", data: Data, contact_index: np.ndarray):
+    def __init__(self, model: "Model", data: Data, contact_index: np.ndarray,
+                 closest: Optional[int] = None):
         self._model, self._data = model, data
         self.pairs_checked = len(model.pairs)
         self.distances = data.distance
@@ -115,7 +121,7 @@ class EvaluationResult:
         self.world = data.world
         self.contact_index = contact_index
         if self.pairs_checked:
-            k = int(np.argmin(data.distance))
+            k = int(data.distance.argmin()) if closest is None else closest
             self.closest, self.min_distance = k, float(data.distance[k])
         else:
             self.closest, self.min_distance = -1, math.inf
@@ -252,9 +258,8 @@ class Model:
         names = tuple(names)
         if len(names) != positions.size:
             raise ValueError(f"{len(names)} joint names but {positions.size} positions")
-        finite = np.isfinite(positions)
-        if not finite.all():
-            i = int(np.argmin(finite))
+        if not all(map(math.isfinite, positions.tolist())):  # a few joints: faster than NumPy
+            i = int(np.argmin(np.isfinite(positions)))
             raise ValueError(f"joint {names[i]!r}: position must be finite, got {positions[i]}")
         try:
             entry = self._name_cache.get(names)
@@ -312,15 +317,21 @@ class Model:
             r = self.pair_distance.compute(world, report_distance if near_only else None)
             np.copyto(data.exact, r.exact)
             np.copyto(data.distance, r.distance)
-            np.copyto(data.point_1, r.point_1)
-            np.copyto(data.point_2, r.point_2)
+            np.copyto(data.points, r.points)  # point_1 and point_2
             np.copyto(data.normal, r.normal)
             np.copyto(data.position, r.position)
-            idx = np.flatnonzero(data.distance < report_distance)
-            idx = idx[np.argsort(data.distance[idx], kind="stable")]
-        else:
-            idx = np.zeros(0, dtype=np.intp)
-        return EvaluationResult(self, data, idx)
+            dist = data.distance
+            closest = int(dist.argmin())
+            # Contacts are selected and sorted only when the closest pair is below the report
+            # distance (most cycles have none); a NaN closest value takes the full path too.
+            if dist[closest] >= report_distance:
+                idx = _NO_CONTACTS
+            else:
+                idx = (dist < report_distance).nonzero()[0]
+                if len(idx) > 1:
+                    idx = idx[dist[idx].argsort(kind="stable")]
+            return EvaluationResult(self, data, idx, closest)
+        return EvaluationResult(self, data, _NO_CONTACTS)
 
 
 # Re-exported for callers that catch loader errors through the model module.

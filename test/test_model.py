@@ -298,3 +298,34 @@ def test_near_only_publishes_the_same_along_the_demo_script():
         assert np.all(near.distance[~ex_] <= full.distance[~ex_])
         bounded += int((~ex_).sum())
     assert bounded > 0
+
+
+def test_contact_selection_at_the_report_distance_and_data_rows(tmp_path):
+    """Compound spheres (r 0.1 at x = 0 and 1) vs a sphere r 0.2 at x = 1.5: pair distances
+    1.2 and 0.2. Contacts are the pairs strictly below the report distance, closest first;
+    the closest pair and minimum are the same whether or not anything is reported; Data holds
+    every pair's witnesses (hand-derived) after each evaluate."""
+    loc = lambda x: {"position": {"x": x, "y": 0.0, "z": 0.0}, "orientation": {"r": 0.0, "p": 0.0, "y": 0.0}}
+    doc = {
+        "bodies": ["BODY A", "BODY B"],
+        "BODY A": {"name": "A", "location": loc(0.0), "compound collision shape": [
+            {"shape": "SPHERE", "geometry": {"radius": 0.1}},
+            {"shape": "SPHERE", "geometry": {"radius": 0.1}, "offset": {"position": {"x": 1.0, "y": 0.0, "z": 0.0}}}]},
+        "BODY B": {"name": "B", "location": loc(1.5), "collision shape": "SPHERE", "collision geometry": {"radius": 0.2}},
+    }
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    m = Model.from_files([p])
+    d = m.create_data()
+    for near_only in (False, True):
+        for report, expected in ((0.1, []), (0.2, []), (0.2000001, [1]), (1.5, [1, 0]), (-1.0, [])):
+            r = m.evaluate(d, report_distance=report, near_only=near_only)
+            assert r.contact_index.tolist() == expected
+            assert [c.shape_1 for c in r.contacts] == expected
+            assert r.closest == 1 and r.min_distance == pytest.approx(0.2, abs=1e-15)
+            assert r.contact_vectors.shape == (len(expected), 4, 3)
+            np.testing.assert_allclose(d.distance, [1.2, 0.2], atol=1e-15)
+            np.testing.assert_allclose(d.point_1, [[0.1, 0, 0], [1.1, 0, 0]], atol=1e-15)
+            np.testing.assert_allclose(d.point_2, [[1.3, 0, 0], [1.3, 0, 0]], atol=1e-15)
+            np.testing.assert_allclose(d.position, [[0.7, 0, 0], [1.2, 0, 0]], atol=1e-15)
+            np.testing.assert_allclose(d.normal, [[1, 0, 0], [1, 0, 0]], atol=1e-15)
