@@ -555,7 +555,10 @@ class CollisionMonitor:
         self.evaluations += 1
         self._eval_times.append(float(now))
 
-        contacts = list(result.contacts)
+        # no contact records to build (nor their vectors to gather) when the model says there
+        # is no contact, the usual cycle: the contact_index of a Model's result is empty then
+        index = getattr(result, "contact_index", None)
+        contacts = [] if index is not None and len(index) == 0 else list(result.contacts)
         if contacts:
             # every contact's vectors in one array: one finiteness test for all of them, and
             # the message conversion reads the values from it (out.contact_vectors)

@@ -627,3 +627,41 @@ def test_on_contacts_runs_once_per_step_before_the_probes():
     assert out.probes is pr and out.min_distance == 0.75 and len(out.contacts) == 1
     events.clear()
     assert m.step(2.0).evaluated and events == ["probes"]  # without on_contacts: as before
+
+
+def test_real_model_no_contact_cycle_builds_no_contact_records(tmp_path):
+    """Spheres 0.2 m apart with report distance 0.05 m: no contact, so the monitor publishes
+    none and does not ask the result for contact records; moved within reach (through a root
+    pose), the contact comes back with the hand-derived distance."""
+    import yaml
+
+    from ambf_collision import model as model_mod
+    from ambf_collision.model import Model
+
+    loc = lambda x: {"position": {"x": x, "y": 0.0, "z": 0.0}, "orientation": {"r": 0.0, "p": 0.0, "y": 0.0}}
+    sphere = {"collision shape": "SPHERE", "collision geometry": {"radius": 0.1}}
+    doc = {"bodies": ["BODY A", "BODY B"],
+           "BODY A": {"name": "A", "location": loc(0.0), **sphere},
+           "BODY B": {"name": "B", "location": loc(0.4), **sphere}}
+    p = tmp_path / "two.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    model = Model.from_files([p])
+    m = CollisionMonitor(model, MonitorConfig(report_distance=0.05))
+    built = []
+    real = model_mod.EvaluationResult.contacts
+
+    def counting(self):
+        built.append(1)
+        return real.fget(self)
+    model_mod.EvaluationResult.contacts = property(counting)
+    try:
+        out = m.step(1.0)
+        assert out.evaluated and out.contacts == [] and out.contact_vectors is None
+        assert out.min_distance == pytest.approx(0.2) and built == []
+        m.update_config(report_distance=0.25)
+        out = m.step(2.0)
+        assert built == [1] and [(c.body_1[-1], c.body_2[-1]) for c in out.contacts] == [("A", "B")]
+        assert out.contacts[0].distance == pytest.approx(0.2)
+        assert out.contact_vectors.shape == (1, 4, 3)
+    finally:
+        model_mod.EvaluationResult.contacts = real
