@@ -100,6 +100,10 @@ class KinematicTree:
         self._blocks = blocks.reshape(J, 4, 12)
         self._coef = np.zeros((J, 1, 4))
         self._coef[:, 0, 0] = 1.0
+        # Views of the coefficient columns and a ones vector, made once (no slicing or scalar
+        # conversion per cycle).
+        self._sin, self._cos, self._pri = self._coef[:, 0, 1], self._coef[:, 0, 2], self._coef[:, 0, 3]
+        self._ones = np.ones(J)
         self._T = np.zeros((J, 4, 4))  # homogeneous joint transforms, last row constant
         self._T[:, 3, 3] = 1.0
         self._T34 = self._T.reshape(J, 16)[:, :12].reshape(J, 1, 12)  # view of the top 3 rows
@@ -156,6 +160,7 @@ class KinematicTree:
         W, T = self._body_T, self._T
         self._plan = [((W[p], T[k], W[c]), None) if buf is None else ((k, p, c), buf)
                       for k, p, c, buf in self._plan]
+        self._W_R, self._W_t = W[:, :3, :3], W[:, :3, 3]  # the outputs' views of W
 
         # Joint-type shortcuts: every joint revolute -> the angle is q itself; no prismatic
         # joint -> the prismatic coefficient stays 0 (both exact: q * 1 == q, 0 * q == 0).
@@ -191,14 +196,13 @@ class KinematicTree:
 
     def _joint_T(self, q: np.ndarray) -> np.ndarray:
         """Homogeneous parent-to-child transforms (J,4,4) at ``q``; reused buffer."""
-        c = self._coef
         ang = q if self._all_rev else np.multiply(q, self.is_rev, out=self._ang)
-        np.sin(ang, out=c[:, 0, 1])
-        np.cos(ang, out=c[:, 0, 2])
-        np.subtract(1.0, c[:, 0, 2], out=c[:, 0, 2])
+        np.sin(ang, out=self._sin)
+        np.cos(ang, out=self._cos)
+        np.subtract(self._ones, self._cos, out=self._cos)
         if self._any_pri:
-            np.multiply(q, self.is_pri, out=c[:, 0, 3])
-        np.matmul(c, self._blocks, out=self._T34)
+            np.multiply(q, self.is_pri, out=self._pri)
+        np.matmul(self._coef, self._blocks, out=self._T34)
         return self._T
 
     def joint_transforms(self, q: np.ndarray):
@@ -239,6 +243,6 @@ class KinematicTree:
                 else:  # indices (joints, parents, children) of a wider level
                     mm(W[y], T[x], out=buf)
                     W[z] = buf
-        np.copyto(out_R, W[:, :3, :3])
-        np.copyto(out_t, W[:, :3, 3])
+        np.copyto(out_R, self._W_R)
+        np.copyto(out_t, self._W_t)
         return out_R, out_t
