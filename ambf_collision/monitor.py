@@ -188,15 +188,20 @@ class JointStateMerger:
         """Names of required joints never received."""
         return [n for n, r, q in zip(self.joint_names, self.received, self.required) if q and not r]
 
-    def age(self, now: float, has_state: bool | None = None) -> float:
+    def oldest_stamp(self) -> float:
+        """The oldest stamp of the required joints: -inf while one of them was never received
+        (its stamp is still the initial -inf; received stamps are finite), +inf when no joint
+        is required. One reduction tells both :attr:`has_state` and :meth:`age`."""
+        return float(np.minimum.reduce(self.joint_stamps, where=self.required, initial=math.inf))
+
+    def age(self, now: float, has_state: bool | None = None, oldest: float | None = None) -> float:
         """Seconds since the oldest stamp of the required joints (+inf while one is missing;
         0 when no joint is required). ``has_state``: the value of :attr:`has_state` when the
-        caller knows it already."""
+        caller knows it already; ``oldest``: that of :meth:`oldest_stamp`."""
         if not (self.has_state if has_state is None else has_state):
             return math.inf
-        # +inf only when no joint is required (received stamps are finite; a +inf stamp
-        # would give max(0, now - inf) = 0 as well)
-        oldest = float(np.minimum.reduce(self.joint_stamps, where=self.required, initial=math.inf))
+        if oldest is None:
+            oldest = self.oldest_stamp()
         return 0.0 if oldest == math.inf else max(0.0, now - oldest)
 
     NAMES_CACHE_SIZE = 64  # distinct name lists remembered (cleared when full)
@@ -522,8 +527,9 @@ class CollisionMonitor:
         the probes are evaluated, so that a node can publish contacts first (lowest latency for
         controllers). Its time is not part of ``out.compute_time``."""
         m = self.merger
-        has_state = m.has_state
-        age = m.age(now, has_state)
+        oldest = m.oldest_stamp()
+        has_state = oldest != -math.inf  # the same as m.has_state, without a second reduction
+        age = m.age(now, has_state, oldest)
         status, reason, do_eval = self._status(now, tf_ok, has_state, age)
         out = MonitorOutput(stamp=m.stamp if m.good_count else 0.0, status=status, reason=reason,
                             min_distance=math.inf, pairs_checked=0, contacts=[], time=float(now),

@@ -665,3 +665,24 @@ def test_real_model_no_contact_cycle_builds_no_contact_records(tmp_path):
         assert out.contact_vectors.shape == (1, 4, 3)
     finally:
         model_mod.EvaluationResult.contacts = real
+
+
+def test_oldest_stamp_tells_has_state_and_age():
+    """oldest_stamp: -inf while a required joint is missing, the oldest required stamp once all
+    arrived, +inf with nothing required; the step's status and age agree with has_state/age."""
+    _, m = make(joint_state_timeout=0.5)
+    j = m.merger
+    assert j.oldest_stamp() == -math.inf and not j.has_state
+    j.update(["a", "c"], [0.0, 0.0], 1.0, 1.0)
+    assert j.oldest_stamp() == -math.inf and not j.has_state
+    assert m.step(1.0).status == STATUS_NO_JOINT_STATE
+    j.update(["b"], [0.0], 1.25, 1.25)
+    assert j.oldest_stamp() == 1.0 and j.has_state
+    out = m.step(1.25)
+    assert out.status == STATUS_OK and out.joint_state_age == 0.25
+    out = m.step(1.75)
+    assert out.status == STATUS_STALE_JOINT_STATE and out.joint_state_age == 0.75
+    j.required[:] = False
+    assert j.oldest_stamp() == math.inf and j.has_state
+    out = m.step(5.0)
+    assert out.status == STATUS_OK and out.joint_state_age == 0.0
