@@ -31,6 +31,7 @@ __all__ = ["WorldShapes", "LinkShapes", "PairDistance", "PairResult", "point_sig
 
 SOLID_KINDS = (BOX, CYLINDER, CONE, CONVEX, PLANE)
 BOUNDED_KINDS = (BOX, CYLINDER, CONE, CONVEX)  # solids with a finite outer radius about their centre
+SOLID_PAIR = -1  # row group of solid - solid pairs through coal: bounded with the capsule rows
 BOUND_MARGIN = 1e-9  # m: a pair is left bounded only if its lower bound exceeds the cutoff by this
 
 
@@ -253,13 +254,17 @@ class PairDistance:
                 if hasattr(sd, "compile_hulls"):
                     hull = sd.compile_hulls(hull)
             groups.append((kind, sel, hull))
-        src = getattr(link_shapes, "local", link_shapes)
-        outer, inner = centre_radii(kinds, src.half, src.hull)
-        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, kinds, src.half, outer, inner)
         # solid - solid through coal, one call per pair; pairs with a plane are closed form
         self._ss = np.flatnonzero(~round1 & ~round2)
         with_plane = (k1[self._ss] == PLANE) | (k2[self._ss] == PLANE)
         self._ss_plane = self._ss[with_plane]
+        self._ss_coal = self._ss[~with_plane]
+        if self._ss_coal.size:  # bounded in the same pass as the capsule rows, before the planes
+            at = sum(1 for kind, _, _ in groups if kind in BOUNDED_KINDS)
+            groups.insert(at, (SOLID_PAIR, self._ss_coal, None))
+        src = getattr(link_shapes, "local", link_shapes)
+        outer, inner = centre_radii(kinds, src.half, src.hull)
+        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, kinds, src.half, outer, inner)
         # per solid kind: (pair rows, plane index, solid index, +1/-1 plane first/second, hulls)
         self._plane_groups = []
         for kind in BOUNDED_KINDS:
@@ -271,11 +276,7 @@ class PairDistance:
             solid = np.where(plane_first, pairs[rows, 1], pairs[rows, 0])
             hull = [link_shapes_hull(link_shapes, j) for j in solid] if kind == CONVEX else None
             self._plane_groups.append((kind, rows, plane, solid, plane_first[:, None], hull))
-        self._ss_coal = self._ss[~with_plane]
         self._coal_shapes = np.unique(pairs[self._ss_coal]) if self._ss_coal.size else np.zeros(0, np.intp)
-        i1, i2 = pairs[self._ss_coal, 0], pairs[self._ss_coal, 1]
-        self._coal_outer = outer[i1] + outer[i2]     # centre distance minus these: bounds
-        self._coal_inner = inner[i1] + inner[i2]
         self._coal = None  # built on first use: coal is only imported when solid pairs exist
         self._link_shapes = link_shapes
 
@@ -317,17 +318,15 @@ class PairDistance:
             self._compute_ss_plane(world)
             if bounded:
                 known = min(known, float(res.distance[self._ss_plane].min()))
-        coal_upper = self._coal_bounds(world) if bounded and self._ss_coal.size else np.inf
         if self._cs.size:
             known = min(known, self._cs.prepare(world, bounded))
         cutoff = None
         if bounded:
-            cutoff = max(float(near), min(known, coal_upper))
-            cutoff += BOUND_MARGIN
+            cutoff = max(float(near), known) + BOUND_MARGIN
         if self._cs.size:
             self._cs.finish(res, cutoff, world)
         if self._ss_coal.size:
-            self._compute_ss_coal(world, cutoff)
+            self._compute_ss_coal(world, self._cs.pair_live)
         return res
 
     def _compute_cc(self, world):
@@ -343,47 +342,21 @@ class PairDistance:
             res.normal[idx] = nrm.T
             res.position[idx] = pos.T
 
-    def _coal_bounds(self, world) -> float:
-        """Bounds of the solid - solid pairs that go through coal: centre distance minus the
-        outer radii (below) and minus the inner radii (above; none with a hull). The lower bound and the
-        centres are written into the result as the values of pairs left bounded. Returns the
-        smallest upper bound (m)."""
-        res, idx = self.result, self._ss_coal
-        c1 = world.a[self.pairs[idx, 0]]
-        c2 = world.a[self.pairs[idx, 1]]
-        v = c2 - c1
-        norm = np.sqrt(np.vecdot(v, v))
-        self._coal_lower = norm - self._coal_outer
-        res.distance[idx] = self._coal_lower
-        res.point_1[idx] = c1
-        res.point_2[idx] = c2
-        np.divide(v, norm[:, None], out=v, where=norm[:, None] > 0.0)
-        if not norm.all():
-            v[norm == 0.0] = (0.0, 0.0, 1.0)
-        res.normal[idx] = v
-        res.position[idx] = 0.5 * (c1 + c2)
-        return float((norm - self._coal_inner).min())
-
-    def _compute_ss_coal(self, world, cutoff=None):
-        """Solid - solid pairs through coal, one call per pair (with ``cutoff``: only those
-        whose lower bound does not exceed it)."""
+    def _compute_ss_coal(self, world, live):
+        """Solid - solid pairs through coal, one call per pair, those flagged in ``live`` (their
+        bounds are already in the result)."""
         res = self.result
-        idx = self._ss_coal
+        if not live.any():
+            return
         if self._coal is None:
             self._build_coal()
         cb, tfs, pairs, req, cres = self._coal
-        live = None
-        if cutoff is not None:
-            live = self._coal_lower <= cutoff
-            res.exact[idx] = live
-            if not live.any():
-                return
-            live = live.tolist()
+        live = live.tolist()
         for j, tf in tfs:  # world pose of each shape (world from local), metres
             tf.setRotation(world.rot[j])
             tf.setTranslation(world.a[j])
         for n, (k, g1, tf1, g2, tf2) in enumerate(pairs):
-            if live is None or live[n]:
+            if live[n]:
                 res.distance[k], res.point_1[k], res.point_2[k], res.normal[k] = cb.coal_distance(
                     g1, tf1, g2, tf2, req, cres)
                 res.position[k] = 0.5 * (res.point_1[k] + res.point_2[k])
@@ -461,15 +434,19 @@ class _CapsuleSolidGroups:
         self.groups = []
         sels, caps, sols, signs, near_dst, cap_dst = [], [], [], [], [], []
         off = 0
+        self._pair_rows = slice(0, 0)
         for kind, sel, hull in groups:
             K = len(sel)
-            solid_first = ~round1[sel]
+            # the first shape of a solid - solid pair takes the capsule's place (a ball)
+            solid_first = ~round1[sel] if kind != SOLID_PAIR else np.zeros(K, dtype=bool)
             g = _SolidGroup()
             g.kind, g.sel, g.hull = kind, sel, hull
             g.cap = np.where(solid_first, pairs[sel, 1], pairs[sel, 0])
             g.sol = np.where(solid_first, pairs[sel, 0], pairs[sel, 1])
             rows = slice(off, off + K)
             g.rows = rows
+            if kind == SOLID_PAIR:
+                self._pair_rows = rows
             g.a, g.b, g.r, g.center = self.a[rows], self.b[rows], self.r[rows], self.center[rows]
             g.r2 = g.r.reshape(K, 1)
             g.rot, g.half = self.rot[rows], self.half[rows]
@@ -513,9 +490,15 @@ class _CapsuleSolidGroups:
         self._penetrating = []
         # rows [0, Tb): box, cylinder, cone and hull solids, bounded by their centre's spheres
         # and boxes (a hull's box: the cube about its outer sphere)
-        Tb = self.n_bounded = sum(len(g.sel) for g in self.groups if g.kind in BOUNDED_KINDS)
+        Tb = self.n_bounded = sum(len(g.sel) for g in self.groups
+                                  if g.kind in BOUNDED_KINDS or g.kind == SOLID_PAIR)
         self.outer = outer[sol[:Tb]]
         self.inner = inner[sol[:Tb]]
+        # solid - solid rows: the first solid as a ball of its outer radius about its centre
+        # (the capsule radius of the row), and upper = centre distance - both inner radii
+        first = cap[self._pair_rows]
+        self.pair_r = outer[first]
+        self.inner[self._pair_rows] += inner[first] - outer[first]
         self.sign_b = (np.concatenate(signs)[:Tb] if sels else np.zeros((0, 1)))
         self.lower = np.empty(Tb)
         self.upper = np.empty(Tb)
@@ -526,6 +509,7 @@ class _CapsuleSolidGroups:
         self.half_b[hull_rows] = self.outer[hull_rows, None]
         self.neg_half_b = -self.half_b
         self.live = np.ones(Tb, dtype=bool)
+        self.pair_live = self.live[self._pair_rows]
 
     def gather(self, world: WorldShapes):
         """This cycle's inputs of all rows from ``world``."""
@@ -536,6 +520,8 @@ class _CapsuleSolidGroups:
         abr.take(self.fidx, None, self.buf, "clip")  # indices checked at construction
         world.rot.take(self.sol, 0, self.rot, "clip")
         world.half.take(self.sol, 0, self.half, "clip")
+        if self.pair_r.size:
+            self.r[self._pair_rows] = self.pair_r
 
     def bounds(self) -> float:
         """Distance interval of the box, cylinder, cone and hull rows (after :meth:`gather`).
@@ -611,7 +597,7 @@ class _CapsuleSolidGroups:
         else:
             np.less_equal(self.lower, cutoff, out=self.live)
         for g in self.groups:
-            if g.kind == PLANE:
+            if g.kind == PLANE or g.kind == SOLID_PAIR:  # solid - solid: coal, by PairDistance
                 continue
             live = self.live[g.rows]
             if live.all():
