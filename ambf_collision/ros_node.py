@@ -37,8 +37,8 @@ from std_srvs.srv import SetBool, Trigger
 from ambf_collision import monitor as mon
 from ambf_collision.msg import ContactArray, ProbeArray
 from ambf_collision.ros_convert import (ContactArraySerializer, ContactArrayWriter,
-                                       ProbeArraySerializer, ProbeArrayWriter, decode_joint_state,
-                                       stamp_msg)
+                                       ProbeArraySerializer, ProbeArrayWriter, Stamp,
+                                       decode_joint_state, stamp_msg)
 from ambf_collision.ros_run import run_node
 from ambf_collision.ros_tf import TfSource
 
@@ -195,7 +195,9 @@ class CollisionMonitorNode(Node):
         self._root_poses = [None] * len(self.root_frames) if self._root_index else None
         self._tf_reason = ""
 
-        self._stamp_pair = (None, None)  # (float stamp, original builtin Time) of the last good
+        # (float stamp, builtin Time or None: not built yet, sec, nanosec) of the last good
+        # joint state
+        self._stamp_pair = (None, None, 0, 0)
         self._last_marker = -math.inf
         self.markers_published = 0
         self._stats = {"cycles": 0, "compute": 0.0, "compute_max": 0.0, "cycle": 0.0,
@@ -301,9 +303,8 @@ class CollisionMonitorNode(Node):
         now = self._now()
         stamp = sec + nanosec * 1e-9
         accepted, _ = self.monitor.on_joint_state(names, positions, stamp, now)
-        if accepted:
-            self._stamp_pair = (self.monitor.merger.stamp,
-                                st if st is not None else Time(sec=sec, nanosec=nanosec))
+        if accepted:  # the Time message is built only if a message (not bytes) needs it
+            self._stamp_pair = (self.monitor.merger.stamp, st, sec, nanosec)
         self._cycle(now, t0)
 
     def _on_heartbeat(self):
@@ -357,11 +358,22 @@ class CollisionMonitorNode(Node):
             s["cycle_max"] = max(s["cycle_max"], cycle)
         self._last_out = out
 
-    def _stamp(self, out) -> object:
-        f, msg = self._stamp_pair
-        if msg is not None and f == out.stamp:
-            return msg
-        return stamp_msg(out.stamp)
+    def _stamp(self, out) -> Time:
+        """``builtin_interfaces/Time`` of ``out.stamp``: the accepted joint state's own stamp
+        when ``out`` carries it (built once from its sec and nanosec when it came raw)."""
+        f, msg, sec, nanosec = self._stamp_pair
+        if f != out.stamp:
+            return stamp_msg(out.stamp)
+        if msg is None:
+            msg = Time(sec=sec, nanosec=nanosec)
+            self._stamp_pair = (f, msg, sec, nanosec)
+        return msg
+
+    def _serializer_stamp(self, out):
+        """The stamp the serializers write (``sec``, ``nanosec``): as :meth:`_stamp`, without
+        building a ``Time`` message for the joint state's own stamp."""
+        f, msg, sec, nanosec = self._stamp_pair
+        return Stamp(sec, nanosec) if f == out.stamp else self._stamp(out)
 
     def _publish_contacts(self, out):
         """``~/contacts``, called by ``monitor.step`` as soon as the contacts are final (before
@@ -369,27 +381,28 @@ class CollisionMonitorNode(Node):
         if (isinstance(self.monitor.model, _EmptyModel) and out.status == mon.STATUS_OK
                 and self.monitor.merger.good_count == 0):
             out.status, out.reason = mon.STATUS_NO_JOINT_STATE, "no joint state yet"
-        stamp = self._stamp(out)
         cser = self.contact_serializer
-        self.contacts_pub.publish(cser.serialize(out, stamp) if cser is not None
-                                  else self.contact_writer.fill(out, stamp))
+        self.contacts_pub.publish(cser.serialize(out, self._serializer_stamp(out))
+                                  if cser is not None
+                                  else self.contact_writer.fill(out, self._stamp(out)))
 
     def _publish(self, out, now: float):
         """``~/probes`` and (when due and subscribed) ``~/markers`` of a finished step."""
-        stamp = self._stamp(out)
         pw = self.probe_writer
         if pw is not None:
-            if out.probes is not None:
-                ser = self.probe_serializer
-                self.probes_pub.publish(ser.serialize(out.status, stamp, out.probes)
-                                        if ser is not None else pw.fill(out.status, stamp, out.probes))
+            ser = self.probe_serializer
+            if out.probes is None:
+                self.probes_pub.publish(pw.empty(out.status, self._stamp(out)))
+            elif ser is not None:
+                self.probes_pub.publish(ser.serialize(out.status, self._serializer_stamp(out),
+                                                      out.probes))
             else:
-                self.probes_pub.publish(pw.empty(out.status, stamp))
+                self.probes_pub.publish(pw.fill(out.status, self._stamp(out), out.probes))
         if (self.publish_markers and out.result is not None
                 and now - self._last_marker >= 1.0 / self.marker_rate
                 and self.markers_pub.get_subscription_count() > 0):
             self._last_marker = now
-            self._publish_markers(out, stamp)
+            self._publish_markers(out, self._stamp(out))
 
     def _publish_markers(self, out, stamp):
         try:

@@ -13,8 +13,8 @@ pytest.importorskip("ambf_collision.msg", reason="messages not built: run throug
 
 from ambf_collision.msg import ContactArray  # noqa: E402
 from ambf_collision.ros_convert import (  # noqa: E402
-    ContactArraySerializer, ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter, contact_msg,
-    decode_joint_state, stamp_msg)
+    ContactArraySerializer, ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter, Stamp,
+    contact_msg, decode_joint_state, stamp_msg)
 
 
 def _contact(d, p1, p2, n, b1="/w/a", b2="/w/b"):
@@ -214,6 +214,36 @@ def test_probe_serializer_hand_values():
     assert (a.depth, a.area, a.distance) == (0.001, 2e-6, -0.001)
     assert (a.force.x, a.force.y, a.force.z, a.contact_normal.z) == (0.0, 0.5, 2.0, 1.0)
     assert (a.position.x, a.position.y, a.position.z, a.normal.z) == (0.1, 0.2, 0.3, -1.0)
+
+
+def test_serializers_write_a_plain_stamp_as_the_time_message():
+    """Stamp(sec, nanosec) (what the node passes for the joint state's own stamp) gives the
+    same bytes as builtin_interfaces Time with those values, read back as that stamp, at the
+    limits of both fields."""
+    from rclpy.serialization import deserialize_message
+
+    from ambf_collision.msg import ProbeArray
+    from builtin_interfaces.msg import Time
+
+    ps = ProbeArraySerializer("world", ["tip"], ["/w/finger"], ["/w/finger"])
+    pr = SimpleNamespace(
+        in_contact=np.array([False]), depth=np.zeros(1), area=np.zeros(1),
+        distance=np.array([np.inf]), touching_body=np.array([-1]), force=np.zeros((1, 3)),
+        contact_normal=np.zeros((1, 3)), position=np.ones((1, 3)), normal=np.ones((1, 3)))
+    cs = ContactArraySerializer("world")
+    out = SimpleNamespace(status=0, min_distance=0.5, pairs_checked=3,
+                          contacts=[_contact(0.01, [0, 0, 0], [0, 0, 0.01], [0, 0, 1])])
+    for sec, nanosec in ((0, 0), (1_796_012_907, 123_456_789), (-2**31, 999_999_999),
+                         (2**31 - 1, 2**32 - 1)):
+        plain, msg = Stamp(sec, nanosec), Time(sec=sec, nanosec=nanosec)
+        raw = cs.serialize(out, plain)
+        assert raw == cs.serialize(out, msg)
+        h = deserialize_message(raw, ContactArray).header.stamp
+        assert (h.sec, h.nanosec) == (sec, nanosec)
+        raw = ps.serialize(1, plain, pr)
+        assert raw == ps.serialize(1, msg, pr)
+        h = deserialize_message(raw, ProbeArray).header.stamp
+        assert (h.sec, h.nanosec) == (sec, nanosec)
 
 
 def _joint_states(rng):
