@@ -230,14 +230,57 @@ def decode_joint_state(data: bytes):
         raise ValueError(f"truncated JointState: {err}") from None
 
 
-def _decode_joint_state_le(body):
+class JointStateDecoder:
+    """:func:`decode_joint_state` for one stream of joint states: a publisher repeats the same
+    names every message, so the serialized name block of the last message is kept and, when the
+    next one carries the same bytes at the same (4-aligned) place, its names are reused instead
+    of decoded again (5 names: ~4 us). Same results and errors as :func:`decode_joint_state`."""
+
+    def __init__(self):
+        self._names = [b"", ()]  # [serialized name block, its names]
+
+    def decode(self, data: bytes):
+        if data[:2] != b"\x00\x01":
+            return None
+        try:
+            return _decode_joint_state_le(memoryview(data)[4:], self._names)
+        except struct.error as err:  # read past the end
+            raise ValueError(f"truncated JointState: {err}") from None
+
+
+def _decode_joint_state_le(body, names_cache=None):
+    """``names_cache``: ``[block bytes, names tuple]`` of an earlier message, reused when this
+    message's name block (count and strings) is the same bytes; updated otherwise."""
     sec, nanosec = _HEAD.unpack_from(body, 0)
     (n,) = _U32.unpack_from(body, 8)
     off = 12 + n  # past frame_id
     if n == 0 or off > len(body) or body[off - 1] != 0:
         raise ValueError("malformed JointState.header.frame_id")
-    names = []
     off += -off % 4
+    if names_cache is not None:
+        block = names_cache[0]
+        if block and body[off:off + len(block)] == block:
+            names = list(names_cache[1])
+            off += len(block)
+        else:
+            start = off
+            names, off = _decode_names(body, off)
+            names_cache[:] = [bytes(body[start:off]), tuple(names)]
+    else:
+        names, off = _decode_names(body, off)
+    off += -off % 4
+    (count,) = _U32.unpack_from(body, off)
+    off += 4
+    off += -off % 8
+    if off + 8 * count > len(body):
+        raise ValueError("JointState.position runs past the end of the data")
+    positions = np.frombuffer(body, "<f8", count, off)
+    return names, positions, sec, nanosec
+
+
+def _decode_names(body, off):
+    """The ``name`` sequence at body offset ``off`` (4-aligned) and the offset past it."""
+    names = []
     (count,) = _U32.unpack_from(body, off)
     off += 4
     for _ in range(count):
@@ -247,14 +290,7 @@ def _decode_joint_state_le(body):
             raise ValueError("malformed string in JointState.name")
         names.append(str(body[off + 4:off + 3 + n], "utf-8"))
         off += 4 + n
-    off += -off % 4
-    (count,) = _U32.unpack_from(body, off)
-    off += 4
-    off += -off % 8
-    if off + 8 * count > len(body):
-        raise ValueError("JointState.position runs past the end of the data")
-    positions = np.frombuffer(body, "<f8", count, off)
-    return names, positions, sec, nanosec
+    return names, off
 
 
 # ----------------------------------------------------------------------------- raw CDR contacts

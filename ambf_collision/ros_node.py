@@ -37,8 +37,8 @@ from std_srvs.srv import SetBool, Trigger
 from ambf_collision import monitor as mon
 from ambf_collision.msg import ContactArray, ProbeArray
 from ambf_collision.ros_convert import (ContactArraySerializer, ContactArrayWriter,
-                                       ProbeArraySerializer, ProbeArrayWriter, Stamp,
-                                       decode_joint_state, stamp_msg)
+                                       JointStateDecoder, ProbeArraySerializer, ProbeArrayWriter,
+                                       Stamp, stamp_msg)
 from ambf_collision.ros_run import run_node
 from ambf_collision.ros_tf import TfSource
 
@@ -198,6 +198,7 @@ class CollisionMonitorNode(Node):
         # (float stamp, builtin Time or None: not built yet, sec, nanosec) of the last good
         # joint state
         self._stamp_pair = (None, None, 0, 0)
+        self._joint_state_decoder = JointStateDecoder()  # decode_joint_state, names reused
         self._last_marker = -math.inf
         self.markers_published = 0
         self._stats = {"cycles": 0, "compute": 0.0, "compute_max": 0.0, "cycle": 0.0,
@@ -277,11 +278,12 @@ class CollisionMonitorNode(Node):
 
     def _on_joint_state_raw(self, data: bytes):
         """A serialized ``JointState`` (the subscription's raw callback): decoded by
-        ``decode_joint_state``; other encodings, and data it finds malformed, go through rclpy's
+        ``JointStateDecoder`` (``decode_joint_state``, the names of a repeated name block reused);
+        other encodings, and data it finds malformed, go through rclpy's
         deserializer; data that rclpy cannot read either is dropped with a throttled warning."""
         t0 = time.perf_counter()
         try:
-            decoded = decode_joint_state(data)
+            decoded = self._joint_state_decoder.decode(data)
         except ValueError:
             decoded = None
         if decoded is None:

@@ -13,8 +13,8 @@ pytest.importorskip("ambf_collision.msg", reason="messages not built: run throug
 
 from ambf_collision.msg import ContactArray  # noqa: E402
 from ambf_collision.ros_convert import (  # noqa: E402
-    ContactArraySerializer, ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter, Stamp,
-    contact_msg, decode_joint_state, stamp_msg)
+    ContactArraySerializer, ContactArrayWriter, JointStateDecoder, ProbeArraySerializer,
+    ProbeArrayWriter, Stamp, contact_msg, decode_joint_state, stamp_msg)
 
 
 def _contact(d, p1, p2, n, b1="/w/a", b2="/w/b"):
@@ -283,6 +283,42 @@ def test_decode_joint_state_equals_rclpy_deserialization():
         assert positions.dtype == np.float64
         assert positions.tobytes() == np.asarray(ref.position, np.float64).tobytes()
         assert (sec, nanosec) == (ref.header.stamp.sec, ref.header.stamp.nanosec)
+
+
+def test_joint_state_decoder_equals_rclpy_with_repeated_and_changed_names():
+    """The decoder of a stream (names reused when the name block repeats) reads what rclpy's
+    deserializer gives for every message of a stream mixing repeats, changed names (same count,
+    other lengths), other frame lengths (the block moved) and odd messages; truncated and
+    malformed data raise as decode_joint_state does and leave the next message right."""
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import JointState
+
+    rng = np.random.default_rng(5)
+    odd = list(_joint_states(np.random.default_rng(3)))
+    stream = []
+    for k in range(200):
+        names = [["a", "bb", "c"], ["a", "bb", "d"], ["a", "b", "cc"], ["x"]][int(rng.integers(4))]
+        js = JointState(name=names, position=rng.normal(size=len(names)).tolist())
+        js.header.frame_id = "f" * int(rng.integers(0, 3))
+        js.header.stamp.sec, js.header.stamp.nanosec = k, 7 * k
+        stream += [js] * int(rng.integers(1, 3)) + ([odd[k]] if k < len(odd) and k % 3 == 0 else [])
+    dec = JointStateDecoder()
+    for js in stream:
+        raw = serialize_message(js)
+        ref = deserialize_message(raw, JointState)
+        names, positions, sec, nanosec = dec.decode(raw)
+        assert names == list(ref.name)
+        assert positions.tobytes() == np.asarray(ref.position, np.float64).tobytes()
+        assert (sec, nanosec) == (ref.header.stamp.sec, ref.header.stamp.nanosec)
+    raw = serialize_message(JointState(name=["a", "bb"], position=[0.5, 0.25]))
+    assert dec.decode(raw)[0] == ["a", "bb"]
+    assert dec.decode(b"\x00\x00" + raw[2:]) is None
+    broken = bytearray(raw)
+    broken[raw.index(b"bb") + 2] = 0x41  # the second name's NUL overwritten
+    for bad in (bytes(broken), raw[:56], raw[:20]):  # NUL gone, position cut, name cut
+        with pytest.raises(ValueError):
+            dec.decode(bad)
+        assert dec.decode(raw)[0] == ["a", "bb"] and dec.decode(raw)[1].tolist() == [0.5, 0.25]
 
 
 def test_decode_joint_state_refuses_other_encodings_and_malformed_data():
