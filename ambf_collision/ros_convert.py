@@ -317,6 +317,10 @@ class ContactArraySerializer:
         self._frame = frame
         self._status_off = 8 + len(frame)
         self._md_off = _align(self._status_off + 1, 8)
+        # the fixed part in one pack: stamp, frame_id, status, padding, min_distance,
+        # pairs_checked, contact count ('<': no implicit alignment)
+        self._head = struct.Struct(
+            f"<iI{len(frame)}sB{self._md_off - self._status_off - 1}xdII")
         self._strings: dict = {}
 
     def _string(self, name) -> bytes:
@@ -332,26 +336,25 @@ class ContactArraySerializer:
         and, when present, ``contact_vectors``)."""
         contacts = out.contacts
         n = len(contacts)
-        body = bytearray(_HEAD.pack(stamp.sec, stamp.nanosec))
-        body += self._frame
-        body += bytes((int(out.status),))
-        body += bytes(self._md_off - len(body))
-        body += struct.pack("<dII", _distance(float(out.min_distance)), int(out.pairs_checked), n)
-        if n:
-            vectors = getattr(out, "contact_vectors", None)
-            if not (isinstance(vectors, np.ndarray) and vectors.shape == (n, 4, 3)):
-                vectors = [(c.point_1, c.point_2, c.position, c.normal) for c in contacts]
-            vectors = _finite_rows(np.reshape(vectors, (n, 12)))
-            for c, v in zip(contacts, vectors):
-                body += bytes(-len(body) % 4)
-                body += self._string(c.body_1)
-                body += bytes(-len(body) % 4)
-                body += self._string(c.body_2)
-                body += bytes(-len(body) % 4)
-                body += _SHAPES.pack(int(c.shape_1), int(c.shape_2))
-                body += bytes(-len(body) % 8)
-                d = float(c.distance)
-                body += _VALUES.pack(d if math.isfinite(d) else 0.0, *v)
+        head = self._head.pack(stamp.sec, stamp.nanosec, self._frame, int(out.status),
+                               _distance(float(out.min_distance)), int(out.pairs_checked), n)
+        if not n:
+            return self.ENCAPSULATION + head
+        body = bytearray(head)
+        vectors = getattr(out, "contact_vectors", None)
+        if not (isinstance(vectors, np.ndarray) and vectors.shape == (n, 4, 3)):
+            vectors = [(c.point_1, c.point_2, c.position, c.normal) for c in contacts]
+        vectors = _finite_rows(np.reshape(vectors, (n, 12)))
+        for c, v in zip(contacts, vectors):
+            body += bytes(-len(body) % 4)
+            body += self._string(c.body_1)
+            body += bytes(-len(body) % 4)
+            body += self._string(c.body_2)
+            body += bytes(-len(body) % 4)
+            body += _SHAPES.pack(int(c.shape_1), int(c.shape_2))
+            body += bytes(-len(body) % 8)
+            d = float(c.distance)
+            body += _VALUES.pack(d if math.isfinite(d) else 0.0, *v)
         return self.ENCAPSULATION + body
 
     def matches(self, writer: "ContactArrayWriter") -> bool:
