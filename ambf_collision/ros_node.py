@@ -28,6 +28,7 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import (FloatingPointRange, ParameterDescriptor, ParameterType,
                                 SetParametersResult)
+from rclpy.clock import JumpThreshold
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
@@ -163,6 +164,13 @@ class CollisionMonitorNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__("collision_monitor", **kwargs)
+        # the node's clock is the system clock unless ROS time (use_sim_time) is active: told
+        # by the clock's own jump callback on activation and deactivation (see _now)
+        clock = self.get_clock()
+        self._ros_time_active = clock.ros_time_is_active
+        self._clock_change = clock.create_jump_callback(
+            JumpThreshold(min_forward=None, min_backward=None, on_clock_change=True),
+            post_callback=self._on_clock_change)
         for name, (default, ptype, text, rng, ro) in PARAMETERS.items():
             d = ParameterDescriptor(type=ptype, description=text, read_only=ro)
             if rng is not None:
@@ -267,7 +275,16 @@ class CollisionMonitorNode(Node):
 
     # -- clock -----------------------------------------------------------------------------
     def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+        """The node's clock (s). Without ROS time it reads what rcl's system clock reads
+        (CLOCK_REALTIME, as ``time.time_ns``) directly: ``Clock.now()`` builds an rclpy ``Time``
+        (~20 us with cold caches, ~3 us for ``time.time_ns``)."""
+        if self._ros_time_active:
+            return self.get_clock().now().nanoseconds * 1e-9
+        return time.time_ns() * 1e-9
+
+    def _on_clock_change(self, jump) -> None:
+        """ROS time (use_sim_time) activated or deactivated: :meth:`_now` follows."""
+        self._ros_time_active = self.get_clock().ros_time_is_active
 
     # -- inputs ----------------------------------------------------------------------------
     def _on_joint_state(self, msg: JointState):

@@ -539,3 +539,43 @@ def test_params_file_starts_the_demo_model(domain, peer):
         assert _pair(m, FINGER, FLOOR).distance == pytest.approx(-0.001, abs=1e-9)
     finally:
         _stop_ok(node)
+
+
+def test_sim_time_drives_the_node_clock(domain, peer):
+    """use_sim_time: the node's clock is the /clock time (1000 s here), not the system clock:
+    joint states stamped at sim time are OK; stamped at system time (~1.8e9 s, far ahead of
+    the sim clock) they are refused as future stamps."""
+    from rosgraph_msgs.msg import Clock
+
+    node = _demo_node(domain, use_sim_time=True)
+    try:
+        contacts = Watch(peer, ContactArray, NS + "/contacts")
+        clock_pub = peer.node.create_publisher(Clock, "/clock", 10)
+        pub = _joint_pub(peer)
+        sim = 1000.0
+
+        def until(pred, stamp, timeout=15.0):
+            nonlocal sim
+            end = time.monotonic() + timeout
+            start = len(contacts.msgs)
+            while time.monotonic() < end:
+                sim += 0.05
+                c = Clock()
+                c.clock.sec, c.clock.nanosec = int(sim), int(round((sim % 1) * 1e9))
+                clock_pub.publish(c)
+                m = JointState(name=MOVABLE, position=HOME)
+                s = sim if stamp == "sim" else time.time()
+                m.header.stamp.sec, m.header.stamp.nanosec = int(s), int(round((s % 1) * 1e9)) % 10**9
+                pub.publish(m)
+                peer.spin_for(0.05)
+                for msg in contacts.msgs[start:]:
+                    if pred(msg):
+                        return msg
+            raise AssertionError(f"no matching message; last {contacts.last}")
+
+        m = until(_ok, "sim")
+        assert abs(m.header.stamp.sec - sim) < 5.0
+        until(lambda m: m.status == ContactArray.STATUS_BAD_JOINT_STATE, "system")
+        until(_ok, "sim")
+    finally:
+        _stop_ok(node)
