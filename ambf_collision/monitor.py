@@ -333,26 +333,37 @@ class RateLimiter:
         self.deferred = 0
 
     @property
+    def max_rate(self) -> float:
+        """Cap on evaluations per second (Hz); 0 means no cap."""
+        return self._max_rate
+
+    @max_rate.setter
+    def max_rate(self, value: float) -> None:
+        # the period is kept with the rate: request/due/mark run every cycle and read it
+        self._max_rate = float(value)
+        self._period = 1.0 / self._max_rate if self._max_rate > 0.0 else 0.0
+
+    @property
     def period(self) -> float:
         """Minimum spacing between evaluations (s); 0 without a cap."""
-        return 1.0 / self.max_rate if self.max_rate > 0.0 else 0.0
+        return self._period
 
     def request(self, now: float) -> None:
         """Ask for an evaluation at ``now`` (coalesces with one already pending)."""
         self.requests += 1
         if self.pending:
             self.coalesced += 1
-        elif now < self.next_allowed() - self.TOLERANCE:
+        elif now < self.last + self._period - self.TOLERANCE:
             self.deferred += 1
         self.pending = True
 
     def next_allowed(self) -> float:
         """Earliest time of the next evaluation (s)."""
-        return self.last + self.period
+        return self.last + self._period
 
     def due(self, now: float) -> bool:
         """True when an evaluation is pending and allowed at ``now``."""
-        return self.pending and now >= self.next_allowed() - self.TOLERANCE
+        return self.pending and now >= self.last + self._period - self.TOLERANCE
 
     def next_time(self) -> float | None:
         """When the pending evaluation may run (s), or None when nothing is pending."""
@@ -361,8 +372,8 @@ class RateLimiter:
     def mark(self, now: float) -> None:
         """Record an evaluation at ``now``; clears the pending request."""
         self.pending = False
-        slot = self.next_allowed()
-        period = self.period
+        period = self._period
+        slot = self.last + period
         self.last = slot if period > 0.0 and slot - self.TOLERANCE <= now < slot + period else float(now)
 
 

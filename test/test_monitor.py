@@ -686,3 +686,22 @@ def test_oldest_stamp_tells_has_state_and_age():
     assert j.oldest_stamp() == math.inf and j.has_state
     out = m.step(5.0)
     assert out.status == STATUS_OK and out.joint_state_age == 0.0
+
+
+def test_rate_limiter_follows_a_changed_max_rate():
+    """Setting max_rate (as update_config does) changes the period at once: 10 Hz defers a
+    request 50 ms after an evaluation, 0 (no cap) allows it, 4 Hz puts the slot 250 ms on."""
+    lim = RateLimiter(10.0)
+    assert lim.period == 0.1
+    lim.request(1.0)
+    assert lim.due(1.0)
+    lim.mark(1.0)
+    lim.request(1.05)
+    assert not lim.due(1.05) and lim.next_time() == pytest.approx(1.1) and lim.deferred == 1
+    lim.max_rate = 0.0
+    assert lim.max_rate == 0.0 and lim.period == 0.0 and lim.due(1.05)
+    lim.mark(1.05)
+    lim.max_rate = 4.0
+    lim.request(1.1)
+    assert lim.period == 0.25 and not lim.due(1.1) and lim.next_time() == pytest.approx(1.3)
+    assert lim.due(1.3)
