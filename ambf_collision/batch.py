@@ -300,11 +300,13 @@ class PairDistance:
         ``near`` (m, optional): only pairs that may be closer than ``near`` or than the smallest
         pair distance need exact values. Sphere/capsule pairs and pairs with a plane are always
         exact; a pair of a sphere/capsule, box, cylinder, cone or hull with a box, cylinder, cone
-        or hull whose conservative lower bound exceeds both (plus
+        or hull whose conservative lower bound (gaps along the solid's box axes; also centre
+        spheres when no exactly computed pair caps the cutoff) exceeds both (plus
         ``BOUND_MARGIN``) is not computed: ``exact`` is False for it, ``distance`` holds the
-        lower bound, its witnesses are a reference point in each shape (a solid's centre, the
-        capsule axis point closest to it) and ``normal`` the unit vector between them. Every
-        pair below ``near`` and the smallest distance are then the same as without ``near``."""
+        lower bound, its witnesses are a reference point in each shape (the solid's centre; the
+        capsule's first end, or the first solid's centre) and ``normal`` the unit vector between
+        them. Every pair below ``near`` and the smallest distance are then the same as without
+        ``near``."""
         res = self.result
         bounded = near is not None
         if not bounded:
@@ -319,7 +321,7 @@ class PairDistance:
             if bounded:
                 known = min(known, float(res.distance[self._ss_plane].min()))
         if self._cs.size:
-            known = min(known, self._cs.prepare(world, bounded))
+            known = self._cs.prepare(world, bounded, known)
         cutoff = None
         if bounded:
             cutoff = max(float(near), known) + BOUND_MARGIN
@@ -523,35 +525,25 @@ class _CapsuleSolidGroups:
         if self.pair_r.size:
             self.r[self._pair_rows] = self.pair_r
 
-    def bounds(self) -> float:
-        """Distance interval of the box, cylinder, cone and hull rows (after :meth:`gather`).
+    def bounds(self, upper: bool = True) -> float:
+        """Distance bounds (m) of the box, cylinder, cone, hull and solid-pair rows (after
+        :meth:`gather`).
 
-        ``lower``: the larger of the distance between the capsule and the solid's outer sphere
-        and the largest gap between their extents along one of the solid's box axes;
-        ``upper``: the distance between the capsule and the inner ball. Both are written into
-        the staging rows as the reported values of rows the exact kernel skips: distance =
-        ``lower``, witnesses = the solid's centre and the capsule axis point closest to it,
-        normal = the unit vector between these two. Returns the smallest ``upper`` (m)."""
+        ``lower``: the largest gap between the capsule and the solid's extents along one of the
+        solid's box axes and, with ``upper``, also the distance between the capsule and the
+        solid's outer sphere, whichever is larger; ``upper`` (only with ``upper``): the distance
+        between the capsule and the inner ball. The reported values of rows the exact kernel
+        skips are written into the staging rows: distance = ``lower``, witnesses = the solid's
+        centre and the capsule's first end, normal = the unit vector between these two.
+        Returns the smallest ``upper`` (+inf without ``upper``)."""
         Tb = self.n_bounded
         if not Tb:
             return np.inf
         a, b, c, r = self.a[:Tb], self.b[:Tb], self.center[:Tb], self.r[:Tb]
-        u = b - a
-        w = c - a
-        uu = np.vecdot(u, u)
-        t = np.vecdot(w, u)
-        np.divide(t, uu, out=t, where=uu > 0.0)
-        np.minimum(np.maximum(t, 0.0, out=t), 1.0, out=t)
-        on_axis = a + t[:, None] * u               # capsule axis point closest to the centre
-        v = on_axis - c
-        norm = np.sqrt(np.vecdot(v, v))
-        dist = norm - r
-        np.subtract(dist, self.inner, out=self.upper)
-        lower = np.subtract(dist, self.outer, out=self.lower)
         # gaps along the solid's axes: both ends in local coordinates (one matmul), extents
         # [-half, half] (constant per shape)
         rel = self._rel                                                # (Tb, 2, 3)
-        np.negative(w, out=rel[:, 0])
+        end_a = np.subtract(a, c, out=rel[:, 0])
         np.subtract(b, c, out=rel[:, 1])
         loc = np.matmul(rel, self.rot[:Tb], out=self._loc)
         lo = np.minimum(loc[:, 0], loc[:, 1])
@@ -559,33 +551,50 @@ class _CapsuleSolidGroups:
         hi = np.maximum(loc[:, 0], loc[:, 1])
         np.subtract(self.neg_half_b, hi, out=hi)
         gap = np.maximum(lo, hi, out=lo).max(axis=1)
-        gap -= r
-        np.maximum(lower, gap, out=lower)
+        lower = np.subtract(gap, r, out=self.lower)
+        smallest_upper = np.inf
+        if upper:  # the capsule against the solid's centre spheres
+            u = b - a
+            w = c - a
+            uu = np.vecdot(u, u)
+            t = np.vecdot(w, u)
+            np.divide(t, uu, out=t, where=uu > 0.0)
+            np.minimum(np.maximum(t, 0.0, out=t), 1.0, out=t)
+            v = a + t[:, None] * u                 # capsule axis point closest to the centre
+            v -= c
+            dist = np.sqrt(np.vecdot(v, v))
+            dist -= r
+            np.subtract(dist, self.inner, out=self.upper)
+            dist -= self.outer
+            np.maximum(lower, dist, out=lower)
+            smallest_upper = float(self.upper.min())
         # the values reported for rows that stay bounded only
         self.dist[:Tb] = lower
         self.pts[:Tb] = c
-        self.pts[self.size:self.size + Tb] = on_axis
-        np.divide(v, norm[:, None], out=v, where=norm[:, None] > 0.0)
+        self.pts[self.size:self.size + Tb] = a
+        norm = np.sqrt(np.vecdot(end_a, end_a))[:, None]
+        nrm = np.divide(end_a, norm, out=self.nrm[:Tb], where=norm > 0.0)
         if not norm.all():
-            v[norm == 0.0] = (0.0, 0.0, 1.0)
-        np.multiply(v, self.sign_b, out=self.nrm[:Tb])
-        np.add(c, on_axis, out=self.pos[:Tb])
+            nrm[norm[:, 0] == 0.0] = (0.0, 0.0, 1.0)
+        nrm *= self.sign_b
+        np.add(c, a, out=self.pos[:Tb])
         self.pos[:Tb] *= 0.5
-        return float(self.upper.min())
+        return smallest_upper
 
-    def prepare(self, world: WorldShapes, bounded: bool) -> float:
+    def prepare(self, world: WorldShapes, bounded: bool, known: float = np.inf) -> float:
         """Gather this cycle's inputs, compute the plane rows exactly and, when ``bounded``, the
-        other rows' bounds. Returns the smallest distance
-        known from above (m): of the exact rows and the upper bounds."""
+        other rows' bounds. ``known`` (m): the smallest distance of pairs computed exactly
+        elsewhere. Returns the smallest distance known from above (m): of the exact rows and,
+        when no exact row gives a finite one, the upper bounds."""
         self.gather(world)
         self._penetrating = []
-        known = np.inf
         for g in self.groups:
             if g.kind == PLANE:
                 self._finish(g, *self._plane(world, g))
                 known = min(known, float(g.s_dist.min()))
         if bounded:
-            known = min(known, self.bounds())
+            # an exact distance already caps the cutoff: the cheaper box-axis bounds suffice
+            known = min(known, self.bounds(upper=not np.isfinite(known)))
         return known
 
     def finish(self, res: PairResult, cutoff=None, world=None):

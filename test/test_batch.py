@@ -238,9 +238,16 @@ def test_near_bounds_hand_derived():
     assert res.distance[0] == pytest.approx(0.4, abs=1e-15) and res.exact[0]
     assert not res.exact[1]
     assert res.distance[1] == pytest.approx(np.sqrt(5) - 0.1 - np.sqrt(0.08), abs=1e-15)
-    np.testing.assert_allclose(res.point_1[1], [1, 0, 1], atol=1e-15)   # capsule axis point
+    np.testing.assert_allclose(res.point_1[1], [-1, 0, 1], atol=1e-15)  # capsule's first end
     np.testing.assert_allclose(res.point_2[1], [3, 0, 0], atol=1e-15)   # cylinder centre
-    np.testing.assert_allclose(res.normal[1], np.array([2, 0, -1]) / np.sqrt(5), atol=1e-15)
+    np.testing.assert_allclose(res.normal[1], np.array([4, 0, -1]) / np.sqrt(17), atol=1e-15)
+    # with an exact pair in the list (a sphere pair at 0.5 m), the sphere bound is not needed:
+    # the cylinder pair is bounded by its box-axis gap alone, 1.7 (hand-derived above)
+    shapes2 = shapes + [Sphere([0, 5, 0], 0.1), Sphere([0, 5.7, 0], 0.1)]
+    ls2 = LinkShapes(shapes2, [0] * 5)
+    r2 = PairDistance(ls2, [(0, 1), (0, 2), (3, 4)]).compute(ls2.to_world(np.eye(3)[None], np.zeros((1, 3))), 0.05)
+    assert r2.exact.tolist() == [True, False, True]
+    assert r2.distance[1] == pytest.approx(1.7, abs=1e-15) and r2.distance[2] == pytest.approx(0.5, abs=1e-15)
     exact = pd.compute(w)
     assert exact.exact.all()
     assert exact.distance[1] == pytest.approx(np.sqrt(1.8 ** 2 + 0.8 ** 2) - 0.1, abs=1e-14)
