@@ -698,8 +698,7 @@ def _box_sdf(ps, world, s, p, d, n):
     that box's pose and half sizes broadcast over the candidates instead of being gathered
     per candidate (same products and sums)."""
     if s[0] == s[-1]:
-        _one_box_sdf(world.rot[s[0]], world.half[s[0]], world.a[s[0]], p, d, n)
-        return
+        s = s[0]
     rot = _rows(world.rot, s)
     h = _rows(world.half, s)
     q = np.einsum("...ji,...j->...i", rot, p - _rows(world.a, s))
@@ -720,32 +719,6 @@ def _box_sdf(ps, world, s, p, d, n):
             d[outside] = d_out[outside]
             m[outside] = diff[outside] / d_out[outside, None]
     np.einsum("...ij,...j->...i", rot, m, out=n)  # box frame -> world
-
-
-def _one_box_sdf(rot, h, c, p, d, n):
-    """:func:`_box_sdf` for candidates ``p (K,3)`` against one box (rotation ``rot``, half
-    sizes ``h``, centre ``c``): the same products and sums, with the box-frame coordinates
-    laid out as (3, K), so that the per-axis half sizes broadcast along contiguous rows of K
-    values instead of over K rows of 3."""
-    q = np.einsum("ji,kj->ik", rot, p - c)  # R^T (p - c), (3, K)
-    hc = h[:, None]
-    diff = q - np.minimum(np.maximum(q, -hc), hc)  # clip(q, -h, h) (q finite)
-    d_out = np.sqrt(np.einsum("ik,ik->k", diff, diff))
-    outside = d_out > 0.0
-    if outside.all():  # no candidate inside: no nearest-face search
-        np.copyto(d, d_out)
-        m = diff / d_out
-    else:  # nearest face inside, then the outside candidates overwritten
-        depth = hc - np.abs(q)
-        axis = np.argmin(depth, axis=0)
-        cols = np.arange(q.shape[1])
-        m = np.zeros_like(q)
-        m[axis, cols] = np.where(q[axis, cols] >= 0.0, 1.0, -1.0)
-        np.negative(depth[axis, cols], out=d)
-        if outside.any():
-            d[outside] = d_out[outside]
-            m[:, outside] = diff[:, outside] / d_out[outside]
-    np.einsum("ij,jk->ki", rot, m, out=n)  # box frame -> world, (K, 3)
 
 
 def _other_sdf(ps, world, s, p, d, n):
