@@ -135,9 +135,9 @@ def test_kuka_on_floor_by_hand_and_root_pose():
     assert m.evaluate(d).min_distance == pytest.approx(0.1004, abs=1e-9)
 
 
-def test_compound_shape_index_and_sphere_distance(tmp_path):
-    """Two bodies: a compound of two spheres (r 0.1 at x = 0 and x = 1) and a sphere r 0.2 at
-    x = 1.5. Closest pair is compound shape 1 vs the sphere: 0.5 - 0.3 = 0.2."""
+def _compound_spheres_model(tmp_path):
+    """Body A: a compound of two spheres r 0.1 at x = 0 and x = 1; body B: a sphere r 0.2 at
+    x = 1.5 (pair distances 1.2 and 0.2)."""
     loc = lambda x: {"position": {"x": x, "y": 0.0, "z": 0.0}, "orientation": {"r": 0.0, "p": 0.0, "y": 0.0}}
     doc = {
         "bodies": ["BODY A", "BODY B"],
@@ -149,6 +149,13 @@ def test_compound_shape_index_and_sphere_distance(tmp_path):
     p = tmp_path / "c.yaml"
     p.write_text(yaml.safe_dump(doc))
     m = Model.from_files([p])
+    return m
+
+
+def test_compound_shape_index_and_sphere_distance(tmp_path):
+    """Two bodies: a compound of two spheres (r 0.1 at x = 0 and x = 1) and a sphere r 0.2 at
+    x = 1.5. Closest pair is compound shape 1 vs the sphere: 0.5 - 0.3 = 0.2."""
+    m = _compound_spheres_model(tmp_path)
     assert [(i.body, i.index, i.kind) for i in m.shape_info] == [
         ("/ambf/env/A", 0, "sphere"), ("/ambf/env/A", 1, "sphere"), ("/ambf/env/B", -1, "sphere")]
     assert m.pairs.tolist() == [[0, 2], [1, 2]]
@@ -305,17 +312,7 @@ def test_contact_selection_at_the_report_distance_and_data_rows(tmp_path):
     1.2 and 0.2. Contacts are the pairs strictly below the report distance, closest first;
     the closest pair and minimum are the same whether or not anything is reported; Data holds
     every pair's witnesses (hand-derived) after each evaluate."""
-    loc = lambda x: {"position": {"x": x, "y": 0.0, "z": 0.0}, "orientation": {"r": 0.0, "p": 0.0, "y": 0.0}}
-    doc = {
-        "bodies": ["BODY A", "BODY B"],
-        "BODY A": {"name": "A", "location": loc(0.0), "compound collision shape": [
-            {"shape": "SPHERE", "geometry": {"radius": 0.1}},
-            {"shape": "SPHERE", "geometry": {"radius": 0.1}, "offset": {"position": {"x": 1.0, "y": 0.0, "z": 0.0}}}]},
-        "BODY B": {"name": "B", "location": loc(1.5), "collision shape": "SPHERE", "collision geometry": {"radius": 0.2}},
-    }
-    p = tmp_path / "c.yaml"
-    p.write_text(yaml.safe_dump(doc))
-    m = Model.from_files([p])
+    m = _compound_spheres_model(tmp_path)
     d = m.create_data()
     for near_only in (False, True):
         for report, expected in ((0.1, []), (0.2, []), (0.2000001, [1]), (1.5, [1, 0]), (-1.0, [])):
