@@ -718,6 +718,17 @@ def _brute_force(ps, world, res):
                 contact_normal=np.where(touch.any(1)[:, None], nc[np.arange(N), np.maximum(deepest, 0)], 0.0))
 
 
+def _assert_brute_force(res, exp):
+    """Every per-probe output of ``res`` equals the brute force ``exp``."""
+    np.testing.assert_allclose(res.distance, exp["distance"], atol=1e-15)
+    np.testing.assert_allclose(res.depth, exp["depth"], atol=1e-15)
+    np.testing.assert_allclose(res.force, exp["force"], atol=1e-12)
+    np.testing.assert_allclose(res.area, exp["area"], atol=1e-16)
+    np.testing.assert_allclose(res.contact_normal, exp["contact_normal"], atol=1e-15)
+    assert np.array_equal(res.in_contact, exp["in_contact"])
+    assert np.array_equal(res.touching_shape, exp["touching_shape"])
+
+
 def _all_kinds_scene(rng):
     sc = Scene(["hand", "a", "b", "c", "floor"])
     tet = np.array([[0, 0, 0], [0.03, 0, 0], [0, 0.03, 0], [0, 0, 0.03]], float)
@@ -778,13 +789,7 @@ def test_exact_stage_matches_brute_force_all_kinds(layout, kinds_known):
                 t=rng.uniform(-0.01, 0.01, 3))
         res = sc.evaluate(ps)
         exp = _brute_force(ps, sc.world(), res)
-        np.testing.assert_allclose(res.distance, exp["distance"], atol=1e-15)
-        np.testing.assert_allclose(res.depth, exp["depth"], atol=1e-15)
-        np.testing.assert_allclose(res.force, exp["force"], atol=1e-12)
-        np.testing.assert_allclose(res.area, exp["area"], atol=1e-16)
-        np.testing.assert_allclose(res.contact_normal, exp["contact_normal"], atol=1e-15)
-        assert np.array_equal(res.in_contact, exp["in_contact"])
-        assert np.array_equal(res.touching_shape, exp["touching_shape"])
+        _assert_brute_force(res, exp)
         assert 0 < res.pairs_checked < len(ps) * len(sc.shapes)
         touched += res.in_contact.sum()
         seen += np.isfinite(res.distance).sum()
@@ -1078,13 +1083,7 @@ def test_shape_under_every_cluster_matches_brute_force(floor):
         assert np.array_equal(pi, np.tile(np.arange(N), S))
         assert sorted(si[::N].tolist()) == list(range(S)) and np.array_equal(si, np.repeat(si[::N], N))
         exp = _brute_force(ps, sc.world(), res)
-        np.testing.assert_allclose(res.distance, exp["distance"], atol=1e-15)
-        np.testing.assert_allclose(res.depth, exp["depth"], atol=1e-15)
-        np.testing.assert_allclose(res.force, exp["force"], atol=1e-12)
-        np.testing.assert_allclose(res.area, exp["area"], atol=1e-16)
-        np.testing.assert_allclose(res.contact_normal, exp["contact_normal"], atol=1e-15)
-        assert np.array_equal(res.in_contact, exp["in_contact"])
-        assert np.array_equal(res.touching_shape, exp["touching_shape"])
+        _assert_brute_force(res, exp)
         assert np.array_equal(res.touching_body, np.where(exp["in_contact"], 1, -1))
         n_touch = int(res.in_contact.sum())
         counts.append((n_touch, int(np.isfinite(res.distance).sum())))
@@ -1119,9 +1118,7 @@ def test_free_cycle_after_contact_resets_outputs_and_moves_probes(behind):
         for i, sp in enumerate(specs):
             np.testing.assert_allclose(res.position[i], R @ sp.position + [0.0, 0.0, height], atol=1e-15)
             np.testing.assert_allclose(res.normal[i], R @ sp.normal, atol=1e-15)
-        np.testing.assert_allclose(res.distance, exp["distance"], atol=1e-15)
-        np.testing.assert_allclose(res.force, exp["force"], atol=1e-12)
-        assert np.array_equal(res.in_contact, exp["in_contact"])
+        _assert_brute_force(res, exp)
         pi, _ = ps.candidates(sc.R, sc.t, sc.world())
         if free:
             assert pi.size == 0 and res.pairs_checked == 0
