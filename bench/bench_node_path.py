@@ -76,7 +76,7 @@ def _load_scene():
         return _scene()
     except ImportError:
         from ambf_collision.model import Model
-        from ambf_collision.probes import ProbeSet, load_probe_file, rigid_roots
+        from ambf_collision.probes import load_probe_file
 
         class _S:
             pass
@@ -84,18 +84,8 @@ def _load_scene():
         s = _S()
         s.model = Model.from_files([str(REPO / ADF)])
         specs = load_probe_file(str(REPO / PROBES), s.model.body_names)
-        m = s.model
-        s.probe_set = ProbeSet.from_shapes(specs, m.body_names, m.shapes, m.shape_body,
-                                           groups_of=m.groups_of, rigid_root=rigid_roots(m))
-        world = m.link_shapes.world
-
-        def probe_callable():
-            ps = s.probe_set
-
-            def run(model, data, result):
-                return ps.evaluate(result.body_R, result.body_t, world)
-            return run
-        s.probe_callable = probe_callable
+        run, s.probe_set = mon.model_probe_evaluator(s.model, specs)  # as the node builds it
+        s.probe_callable = lambda: run
         return s
 
 
