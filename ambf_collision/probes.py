@@ -587,11 +587,13 @@ def _body_groups(index, max_groups: int = 8, min_per_body: int = 64):
     return groups
 
 
-def _rows(a, index):
-    """``a[index]`` for an index array over the first axis, as ``np.take``: the same rows,
-    about 3x faster than fancy indexing for hundreds of (3,) or (3, 3) rows (the candidate
-    gathers; per-body and per-shape gathers of a few rows stay fancy indexing)."""
-    return np.take(a, index, axis=0)
+# Candidate gathers use ``a.take(index, axis=0)``: the rows of ``a[index]``, about 3x faster
+# than fancy indexing for hundreds of (3,) or (3, 3) rows, and the method skips np.take's
+# Python wrapper (per-body and per-shape gathers of a few rows stay fancy indexing).
+try:  # np.einsum(..., optimize=False) calls this C function: the same results, without
+    from numpy._core.multiarray import c_einsum as _einsum  # its Python wrapper (~1 us)
+except ImportError:  # pragma: no cover
+    _einsum = np.einsum
 
 
 def _slice_if_contiguous(idx):
@@ -667,7 +669,7 @@ def _round_support(world, rows, n):
 def _box_support(world, rows, n):
     """``(R, C)`` support of boxes ``rows`` along ``n (C, 3)``: ``c . n + sum_i h_i |R^T n|_i``."""
     sup = np.abs(np.matmul(n[None, :, :], world.rot[rows]))  # |R^T n|, (R, C, 3)
-    sup = np.einsum("sci,si->sc", sup, world.half[rows])
+    sup = _einsum("sci,si->sc", sup, world.half[rows])
     sup += world.a[rows] @ n.T
     return sup
 
@@ -681,14 +683,14 @@ def _solid_support(center, radius, n):
 
 def _round_sdf(ps, world, s, p, d, n):
     """Spheres and capsules (segment a-b of radius r); fallback normals as in batch."""
-    L, _, _ = point_segment_normal(p, _rows(world.a, s), _rows(world.b, s), normal=n)
+    L, _, _ = point_segment_normal(p, world.a.take(s, axis=0), world.b.take(s, axis=0), normal=n)
     np.subtract(L, world.radius[s], out=d)
 
 
 def _plane_sdf(ps, world, s, p, d, n):
     """Planes ``normal . x < offset``."""
-    np.take(world.normal, s, axis=0, out=n)
-    np.einsum("ij,ij->i", n, p, out=d)
+    world.normal.take(s, axis=0, out=n)
+    _einsum("ij,ij->i", n, p, out=d)
     d -= world.offset[s]
 
 
@@ -699,11 +701,11 @@ def _box_sdf(ps, world, s, p, d, n):
     per candidate (same products and sums)."""
     if s[0] == s[-1]:
         s = s[0]
-    rot = _rows(world.rot, s)
-    h = _rows(world.half, s)
-    q = np.einsum("...ji,...j->...i", rot, p - _rows(world.a, s))
+    rot = world.rot.take(s, axis=0)
+    h = world.half.take(s, axis=0)
+    q = _einsum("...ji,...j->...i", rot, p - world.a.take(s, axis=0))
     diff = q - np.clip(q, -h, h)
-    d_out = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    d_out = np.sqrt(_einsum("ij,ij->i", diff, diff))
     outside = d_out > 0.0
     if outside.all():  # no candidate inside: no nearest-face search
         np.copyto(d, d_out)
@@ -718,7 +720,7 @@ def _box_sdf(ps, world, s, p, d, n):
         if outside.any():
             d[outside] = d_out[outside]
             m[outside] = diff[outside] / d_out[outside, None]
-    np.einsum("...ij,...j->...i", rot, m, out=n)  # box frame -> world
+    _einsum("...ij,...j->...i", rot, m, out=n)  # box frame -> world
 
 
 def _other_sdf(ps, world, s, p, d, n):
@@ -1070,13 +1072,13 @@ class ProbeSet:
         if C == 0 or S == 0:
             return None
         pw = self._pt_world  # shape centres, cluster centres, cluster normals (world)
-        np.einsum("nij,nj->ni", _rows(body_R, self._pt_body), self._pt_local, out=pw)
-        pw[:S + C] += _rows(body_t, self._pt_moved)
+        _einsum("nij,nj->ni", body_R.take(self._pt_body, axis=0), self._pt_local, out=pw)
+        pw[:S + C] += body_t.take(self._pt_moved, axis=0)
         sw, cw = self._shape_w, self._cluster_w
         d2, diff, hit = self._d2, self._diff, self._hit
         if diff is not None:  # small: one (S, C, 3) difference
             np.subtract(sw[:, None, :], cw[None, :, :], out=diff)
-            np.einsum("sck,sck->sc", diff, diff, out=d2)
+            _einsum("sck,sck->sc", diff, diff, out=d2)
         else:  # large: by components into contiguous (S, C) buffers
             tmp = self._d2_tmp
             np.subtract(sw[:, 0, None], cw[None, :, 0], out=d2)
@@ -1104,7 +1106,7 @@ class ProbeSet:
                 pi, P = self._probe_ids, self.result.position
             else:
                 pi = np.tile(self._probe_ids, k)
-                P = _rows(self.result.position, pi)
+                P = self.result.position.take(pi, axis=0)
             sp = np.repeat(sp[::C], N)
         elif self._members is not None:
             L = self._members.shape[1]
@@ -1112,7 +1114,7 @@ class ProbeSet:
             sp = np.repeat(sp, L)
             if self._member_ok is not None:
                 ok = self._member_ok[ci].ravel()
-            P = _rows(self.result.position, pi)
+            P = self.result.position.take(pi, axis=0)
         else:
             counts = self.cluster_len[ci]
             total = int(counts.sum())
@@ -1120,7 +1122,7 @@ class ProbeSet:
             offs = np.arange(total, dtype=np.intp) - np.repeat(ends - counts, counts)
             pi = self.cluster_order[np.repeat(self.cluster_start[ci], counts) + offs]
             sp = np.repeat(sp, counts)
-            P = _rows(self.result.position, pi)
+            P = self.result.position.take(pi, axis=0)
         # fine test per probe against the shape's bounding sphere, unless every hit cluster
         # lies wholly within the shape's reach (then every member passes it)
         beyond = np.greater(self._d2, self._within, out=self._beyond)
@@ -1130,16 +1132,16 @@ class ProbeSet:
                 return pi, sp, P
             keep = ok
         else:
-            diff = P - _rows(sw, sp)
+            diff = P - sw.take(sp, axis=0)
             reach = self._reach[pi] + self._s_radius[sp]
-            keep = np.einsum("ij,ij->i", diff, diff) <= reach * reach
+            keep = _einsum("ij,ij->i", diff, diff) <= reach * reach
             if ok is not None:
                 keep &= ok
         idx = np.flatnonzero(keep)
         if idx.size == 0:
             return None
         if idx.size < keep.size:
-            pi, sp, P = pi[idx], sp[idx], _rows(P, idx)
+            pi, sp, P = pi[idx], sp[idx], P.take(idx, axis=0)
         return pi, sp, P
 
     def _prune(self, body_R, body_t, world, sw, cw, hit):
@@ -1175,7 +1177,7 @@ class ProbeSet:
             np.abs(q, out=q)
             q -= half[:, None, :]
             np.maximum(q, 0.0, out=q)
-            hit[b0:b1] &= np.einsum("sck,sck->sc", q, q) <= self._cluster_slack_sq
+            hit[b0:b1] &= _einsum("sck,sck->sc", q, q) <= self._cluster_slack_sq
         if not self._any_uniform:
             return True
         if planes or boxes:
@@ -1189,7 +1191,7 @@ class ProbeSet:
             # no row left (the kind rows cover every shape unless a kind is unknown)
             return not self._fast_kinds
         nw, front = self._cluster_n, self._front  # nw: rotated by _broadphase
-        np.einsum("ij,ij->i", _rows(body_t, self.cluster_body), nw, out=front)
+        _einsum("ij,ij->i", body_t.take(self.cluster_body, axis=0), nw, out=front)
         front += self._cluster_front_slack
         if planes:
             hit[p0:p1] &= pn @ nw.T <= _FACING_SLACK
@@ -1208,7 +1210,7 @@ class ProbeSet:
         reject them at every cycle. Uses this cycle's world shapes, shape centres ``sw`` and
         cluster normals (``_broadphase`` computed them)."""
         nw = self._cluster_n
-        front = np.einsum("ij,ij->i", _rows(body_t, self.cluster_body), nw) + self._cluster_front
+        front = _einsum("ij,ij->i", body_t.take(self.cluster_body, axis=0), nw) + self._cluster_front
         sup = np.full(self._bound.shape, np.inf)  # planes: never dropped here
         if self._round_rows:
             sup[:self._round_rows] = _round_support(world, self._round_shapes, nw)
@@ -1276,7 +1278,7 @@ class ProbeSet:
         every = pi is self._probe_ids  # one shape, every probe in order: whole arrays
         r = self.radius if every else self.radius[pi]
         gap = d - r
-        seen = np.einsum("ij,ij->i", nc, res.normal if every else _rows(res.normal, pi)) < 0.0
+        seen = _einsum("ij,ij->i", nc, res.normal if every else res.normal.take(pi, axis=0)) < 0.0
         seen &= gap <= (self.range if every else self.range[pi])
         idx = np.flatnonzero(seen)
         if idx.size == 0:
@@ -1286,14 +1288,14 @@ class ProbeSet:
             if idx.size == pi.size:  # every candidate seen: nothing to select
                 self._one_shape(res, body_R, s0, pi, d, nc, gap, r)
             else:
-                self._one_shape(res, body_R, s0, pi[idx], d[idx], _rows(nc, idx), gap[idx], r[idx])
+                self._one_shape(res, body_R, s0, pi[idx], d[idx], nc.take(idx, axis=0), gap[idx], r[idx])
             return res
         si = self._sorder[sp[idx]]
         if self._reordered:
             # back to ascending shape index per probe (the order the sums below add in)
             o = np.argsort(si, kind="stable")
             idx, si = idx[o], si[o]
-        pi, d, nc, gap, r = pi[idx], d[idx], _rows(nc, idx), gap[idx], r[idx]
+        pi, d, nc, gap, r = pi[idx], d[idx], nc.take(idx, axis=0), gap[idx], r[idx]
 
         # sums over touching shapes (one bincount over probe*3 + axis: per entry the same
         # additions in the same order as one bincount per axis)
@@ -1322,7 +1324,7 @@ class ProbeSet:
         ph, sh = p1[hit], sel[hit]
         res.in_contact[ph] = True
         res.depth[ph] = np.minimum(-gap[sh], 2.0 * r[sh])
-        res.contact_normal[ph] = _rows(nc, sh)
+        res.contact_normal[ph] = nc.take(sh, axis=0)
         res.touching_shape[ph] = si[sh]
         res.touching_body[ph] = self.shape_body[si[sh]]
 
@@ -1341,7 +1343,7 @@ class ProbeSet:
             pt, rt, dt, gt, nt = pi, r, d, gap, nc
         elif touch.any():
             t = np.flatnonzero(touch)
-            pt, rt, dt, gt, nt = (t if every else pi[t]), r[t], d[t], gap[t], _rows(nc, t)
+            pt, rt, dt, gt, nt = (t if every else pi[t]), r[t], d[t], gap[t], nc.take(t, axis=0)
         else:
             return
         two_r = 2.0 * rt
@@ -1362,7 +1364,7 @@ class ProbeSet:
             _transform_grouped(body_R, None, self._groups, res.force, res.force_body, transpose=True)
         else:
             Rb = body_R[self.probe_body]
-            np.einsum("nji,nj->ni", Rb, res.force, out=res.force_body)
+            _einsum("nji,nj->ni", Rb, res.force, out=res.force_body)
 
         if self.patch_names:
             Q = len(self.patch_names)
