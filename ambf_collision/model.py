@@ -81,7 +81,8 @@ class Data:
     ``point_1``, ``point_2``, ``normal``, ``position`` (P,3) of the checked shape pairs
     (``point_1`` and ``point_2`` are the halves of ``points (2P,3)``, as in ``PairResult``);
     ``exact (P,)`` bool: False where ``evaluate(near_only=True)`` kept only a lower bound
-    (see ``batch.PairDistance.compute``).
+    (see ``batch.PairDistance.compute``). ``vectors (4P,3)``: point_1, point_2, position and
+    normal are its four quarters (a pair's four rows are gathered in one indexing).
     """
 
     def __init__(self, model: "Model"):
@@ -93,11 +94,12 @@ class Data:
         self.body_t = np.zeros((B, 3))
         self.distance = np.full(P, np.inf)
         self.exact = np.ones(P, dtype=bool)
-        self.points = np.zeros((2 * P, 3))  # point_1 and point_2 are its two halves (one copy)
-        self.point_1 = self.points[:P]
-        self.point_2 = self.points[P:]
-        self.normal = np.zeros((P, 3))
-        self.position = np.zeros((P, 3))
+        self.vectors = np.zeros((4 * P, 3))  # point_1, point_2, position, normal: its quarters
+        self.points = self.vectors[:2 * P]  # point_1 and point_2 are its two halves (one copy)
+        self.point_1 = self.vectors[:P]
+        self.point_2 = self.vectors[P:2 * P]
+        self.position = self.vectors[2 * P:3 * P]
+        self.normal = self.vectors[3 * P:]
         self.world = None  # WorldShapes of the last evaluate (the model's reused buffer)
 
 
@@ -113,18 +115,20 @@ class EvaluationResult:
     """
 
     def __init__(self, model: "Model", data: Data, contact_index: np.ndarray,
-                 closest: Optional[int] = None):
+                 closest: Optional[int] = None, min_distance: Optional[float] = None):
         self._model, self._data = model, data
         self.pairs_checked = len(model.pairs)
         self.distances = data.distance
         self.body_R, self.body_t = data.body_R, data.body_t
         self.world = data.world
         self.contact_index = contact_index
-        if self.pairs_checked:
+        if not self.pairs_checked:
+            self.closest, self.min_distance = -1, math.inf
+        elif min_distance is None:
             k = int(data.distance.argmin()) if closest is None else closest
             self.closest, self.min_distance = k, float(data.distance[k])
-        else:
-            self.closest, self.min_distance = -1, math.inf
+        else:  # both given by evaluate
+            self.closest, self.min_distance = closest, min_distance
         self._contacts = None
         self._vectors = None
 
@@ -133,24 +137,19 @@ class EvaluationResult:
         """``(n,4,3)``: point_1, point_2, position, normal of the reported contacts (m, world),
         closest first; one gather, made once per result (the contacts hold views of its rows)."""
         if self._vectors is None:
-            d, idx = self._data, self.contact_index
-            self._vectors = np.stack((d.point_1[idx], d.point_2[idx], d.position[idx],
-                                      d.normal[idx]), axis=1)
+            self._vectors = self._data.vectors[self._model.pair_vector_rows[self.contact_index]]
         return self._vectors
 
     @property
     def contacts(self) -> list:
         if self._contacts is None:
-            m, d, idx = self._model, self._data, self.contact_index
+            idx = self.contact_index
             vec = self.contact_vectors  # each contact holds views of its own rows
-            info = m.shape_info
+            who = self._model.pair_contact_info
             out = []
-            for r, (k, dist) in enumerate(zip(idx.tolist(), d.distance[idx].tolist())):
-                s1, s2 = m.pair_shapes[k]
-                i1, i2 = info[s1], info[s2]
+            for r, (k, dist) in enumerate(zip(idx.tolist(), self._data.distance[idx].tolist())):
                 v = vec[r]
-                out.append(ModelContact(i1.body, i2.body, i1.index, i2.index, dist,
-                                        v[0], v[1], v[2], v[3]))
+                out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3]))
             self._contacts = out
         return self._contacts
 
@@ -214,6 +213,12 @@ class Model:
         self.pairs = np.concatenate(pairs).astype(np.intp) if pairs else np.zeros((0, 2), np.intp)
         self.pair_bodies = np.concatenate(pair_bodies).astype(np.intp) if pairs else np.zeros((0, 2), np.intp)
         self.pair_shapes = [tuple(p) for p in self.pairs.tolist()]  # Python ints, per pair
+        # per pair: (body_1, body_2, shape_1, shape_2) of its ModelContact, and the rows of its
+        # point_1, point_2, position, normal in Data.vectors
+        self.pair_contact_info = [(info[a].body, info[b].body, info[a].index, info[b].index)
+                                  for a, b in self.pair_shapes]
+        P = len(self.pairs)
+        self.pair_vector_rows = np.arange(P, dtype=np.intp)[:, None] + P * np.arange(4)
         self.link_shapes = LinkShapes(shapes, self.shape_body)  # may be empty
         self.pair_distance = PairDistance(self.link_shapes, self.pairs)
         self._name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
@@ -322,15 +327,16 @@ class Model:
             np.copyto(data.position, r.position)
             dist = data.distance
             closest = int(dist.argmin())
+            lowest = dist.item(closest)
             # Contacts are selected and sorted only when the closest pair is below the report
             # distance (most cycles have none); a NaN closest value takes the full path too.
-            if dist[closest] >= report_distance:
+            if lowest >= report_distance:
                 idx = _NO_CONTACTS
             else:
                 idx = (dist < report_distance).nonzero()[0]
                 if len(idx) > 1:
                     idx = idx[dist[idx].argsort(kind="stable")]
-            return EvaluationResult(self, data, idx, closest)
+            return EvaluationResult(self, data, idx, closest, lowest)
         return EvaluationResult(self, data, _NO_CONTACTS)
 
 
