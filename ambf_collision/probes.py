@@ -813,7 +813,6 @@ class ProbeSet:
         inp = self.patch_index >= 0
         self._patch_members = None if inp.all() else np.flatnonzero(inp)  # None: every probe
         self._patch_q = self.patch_index[inp]
-        self._patch_q3 = (3 * self._patch_q[:, None] + _AXES).reshape(-1)
 
         # Sense mask per (probe, body) -> per (probe, shape); probes with equal (body, mask)
         # share clusters, so each cluster has one allowed-shape row.
@@ -907,8 +906,10 @@ class ProbeSet:
         self._reset_index = np.full(2 * N, -1, dtype=np.intp)
         z, zi = self._reset_zero, self._reset_index
         pose = np.empty((2 * N, 3))  # probe centres and sensor normals (set every evaluation)
-        self._pose = pose.reshape(2, N, 3)
-        self._local_pose = np.stack([self.local_position, self.local_normal])  # (2, N, 3)
+        # local centres as homogeneous rows [p, 1]: R p + t by one matmul with [R^T; t^T]
+        self._local_h = np.concatenate([self.local_position, np.ones((N, 1))], axis=1)
+        self._pose_map = np.empty((4, 3))  # [R^T; t^T] of one body
+        self._compile_patch_sums(z)
         self.result = ProbeResult(
             names=self.names,
             body=[p.body for p in probes],
@@ -924,11 +925,24 @@ class ProbeSet:
             touching_body=zi[N:],
             distance=np.full(N, np.inf),
             patch_names=self.patch_names,
-            patch_force=z[11 * N:11 * N + 3 * Q].reshape(Q, 3),
-            patch_area=z[11 * N + 3 * Q:],
+            patch_area=z[11 * N:11 * N + Q],
+            patch_force=z[11 * N + Q:].reshape(Q, 3),
             patch_in_contact=np.zeros(Q, dtype=np.intp),
             finite_buffers=(pose, z),
         )
+
+    def _compile_patch_sums(self, z):
+        """One bincount for all patch totals: the weights are the members' area and force
+        entries of the reset buffer ``z`` (``area`` then ``force``, both probe-major), binned
+        to ``[patch_area (Q) | patch_force (3Q)]`` (each bin adds in probe order, as one
+        bincount per field)."""
+        N, Q = len(self.names), len(self.patch_names)
+        m = np.arange(N) if self._patch_members is None else self._patch_members
+        q = self._patch_q
+        self._patch_bins = np.concatenate([q, (Q + 3 * q[:, None] + _AXES).reshape(-1)])
+        self._patch_src = np.concatenate([N + m, (2 * N + 3 * m[:, None] + _AXES).reshape(-1)])
+        self._patch_weights = z[N:5 * N] if self._patch_members is None else None
+        self._patch_sums = z[11 * N:11 * N + 4 * Q]
 
     @classmethod
     def from_shapes(cls, specs, body_names, shapes, shape_body, **kw):
@@ -1253,10 +1267,8 @@ class ProbeSet:
         res = self.result
         N = len(self.names)
         # probe centres and sensor normals in world: (2, N, 3) views of one buffer
-        if self._groups is not None:  # one matmul per body for both
-            _transform_grouped(body_R, None, self._groups, self._local_pose, self._pose)
-            for b, sel in self._groups:
-                res.position[sel] += body_t[b]
+        if self._groups is not None:  # two matmuls per body
+            self._move_probes(body_R, body_t, res.position, res.normal)
         else:
             _transform(body_R, body_t, self.probe_body, self.local_position, res.position)
             _transform(body_R, None, self.probe_body, self.local_normal, res.normal)
@@ -1331,6 +1343,29 @@ class ProbeSet:
         self._finish(res, body_R)
         return res
 
+    def _move_probes(self, body_R, body_t, position, normal):
+        """Probe centres ``R p + t`` and sensor normals ``R n`` in world, per body of
+        ``self._groups``. Bodies with several probes move their centres by one matmul of the
+        rows ``[p, 1]`` by ``[R^T; t^T]`` (the same products and sums in the same order as
+        ``p R^T`` then ``+ t``); a single probe keeps the vector-matrix product plus ``t`` (the
+        one-row matmul adds in another order)."""
+        M = self._pose_map
+        for b, sel in self._groups:
+            Rt = body_R[b].T
+            if isinstance(sel, slice):
+                if sel.stop - sel.start > 1:
+                    np.copyto(M[:3], Rt)
+                    M[3] = body_t[b]
+                    np.matmul(self._local_h[sel], M, out=position[sel])
+                else:
+                    np.add(self.local_position[sel] @ Rt, body_t[b], out=position[sel])
+                np.matmul(self.local_normal[sel], Rt, out=normal[sel])
+            else:  # several probes (a lone probe is a slice)
+                np.copyto(M[:3], Rt)
+                M[3] = body_t[b]
+                position[sel] = self._local_h[sel] @ M
+                normal[sel] = self.local_normal[sel] @ Rt
+
     def _one_shape(self, res, body_R, s0, pi, d, nc, gap, r):
         """Per-probe outputs when all seen pairs are on shape ``s0`` (each probe at most
         once: no sums, no nearest-per-probe search)."""
@@ -1367,14 +1402,13 @@ class ProbeSet:
             _einsum("nji,nj->ni", Rb, res.force, out=res.force_body)
 
         if self.patch_names:
-            Q = len(self.patch_names)
-            q, q3, inp = self._patch_q, self._patch_q3, self._patch_members
-            force, area, inc = res.force, res.area, res.in_contact
-            if inp is not None:
-                force, area, inc = force[inp], area[inp], inc[inp]
-            res.patch_force.reshape(-1)[:] = np.bincount(q3, weights=force.reshape(-1), minlength=3 * Q)
-            res.patch_area[:] = np.bincount(q, weights=area, minlength=Q)
-            res.patch_in_contact[:] = np.bincount(q, weights=inc, minlength=Q).astype(np.intp)
+            Q, inp = len(self.patch_names), self._patch_members
+            w = self._patch_weights
+            if w is None:  # some probes outside patches
+                w = self._reset_zero.take(self._patch_src)
+            self._patch_sums[:] = np.bincount(self._patch_bins, weights=w, minlength=4 * Q)
+            inc = res.in_contact if inp is None else res.in_contact[inp]
+            res.patch_in_contact[:] = np.bincount(self._patch_q[inc], minlength=Q)
 
 
 # ----------------------------------------------------------------------------- reports
