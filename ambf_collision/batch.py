@@ -187,18 +187,26 @@ class PairResult:
     ``point_1`` and ``point_2`` are the two halves of ``points (2P,3)`` (one scatter fills
     either witness of any pair). ``exact (P,)`` bool: False for a pair that
     ``PairDistance.compute(world, near)`` only bounded: its ``distance`` is a lower bound and its
-    witnesses are reference points inside the two shapes (see :meth:`PairDistance.compute`)."""
+    witnesses are reference points inside the two shapes (see :meth:`PairDistance.compute`).
+    ``distance``, ``points``, ``normal`` and ``position`` are views of one flat array ``flat
+    (13P,)`` in that order, filled from :class:`PairDistance`'s staging area with one ``take``."""
 
-    __slots__ = ("distance", "points", "point_1", "point_2", "normal", "position", "exact")
+    __slots__ = ("flat", "distance", "points", "point_1", "point_2", "normal", "position",
+                 "exact")
 
     def __init__(self, n: int):
         self.exact = np.ones(n, dtype=bool)
-        self.distance = np.zeros(n)
-        self.points = np.zeros((2 * n, 3))
+        self.flat = np.zeros(13 * n)
+        self.distance, self.points, self.normal, self.position = _result_views(self.flat, n)
         self.point_1 = self.points[:n]
         self.point_2 = self.points[n:]
-        self.normal = np.zeros((n, 3))
-        self.position = np.zeros((n, 3))
+
+
+def _result_views(flat, n):
+    """``distance (n,)``, ``points (2n,3)``, ``normal (n,3)``, ``position (n,3)``: views of the
+    flat array ``flat (13n,)``, in this order."""
+    return (flat[:n], flat[n:7 * n].reshape(2 * n, 3), flat[7 * n:10 * n].reshape(n, 3),
+            flat[10 * n:13 * n].reshape(n, 3))
 
 
 def _solid_module():
@@ -225,18 +233,11 @@ class PairDistance:
         # sphere/capsule - sphere/capsule: closed form, one group
         cc = np.flatnonzero(round1 & round2)
         self._cc = cc
-        self._cc_all = cc.size == P
         self._cc_i1 = pairs[cc, 0].copy()
         self._cc_i2 = pairs[cc, 1].copy()
         m = cc.size
         self._solver = SegmentPairSolver(m)
         self._solver.set_pairs(self._cc_i1, self._cc_i2, n)
-        if self._cc_all:
-            r = self.result
-            self._cc_out = (r.distance, r.point_1.T, r.point_2.T, r.normal.T, r.position.T)
-        else:
-            self._cc_out = (np.empty(m),) + tuple(np.empty((3, m)) for _ in range(4))
-        self._cc_calls = (self._solver.gather, self._solver.capsules, self._cc_out)
 
         # sphere/capsule - solid, one group per solid kind; all groups write into one staging
         # area that is scattered into the result once per cycle
@@ -264,9 +265,21 @@ class PairDistance:
             groups.insert(at, (SOLID_PAIR, self._ss_coal, None))
         src = getattr(link_shapes, "local", link_shapes)
         outer, inner = centre_radii(kinds, src.half, src.hull)
-        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, kinds, src.half, outer, inner)
-        # per solid kind: (pair rows, plane index, solid index, +1/-1 plane first/second, hulls)
+        # staging area of all outputs: [sphere/capsule pairs | capsule - solid rows |
+        # solid - plane rows | one zero], scattered into the result with one take per cycle
+        T = sum(len(sel) for _, sel, _ in groups)
+        Pp = self._ss_plane.size
+        self._stage = np.zeros(13 * (m + T + Pp) + 1)
+        cc_flat = self._stage[:13 * m]
+        self._cc_out = (cc_flat[:m],) + tuple(cc_flat[k * m:(k + 3) * m].reshape(3, m)
+                                             for k in (1, 4, 7, 10))
+        self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, kinds, src.half, outer, inner,
+                                       self._stage[13 * m:13 * (m + T)])
+        self._sp_out = _result_views(self._stage[13 * (m + T):13 * (m + T + Pp)], Pp)
+        # per solid kind: (staging rows, pair rows, plane index, solid index, +1/-1 plane
+        # first/second, hulls)
         self._plane_groups = []
+        off = 0
         for kind in BOUNDED_KINDS:
             rows = self._ss_plane[(k1[self._ss_plane] == kind) | (k2[self._ss_plane] == kind)]
             if not rows.size:
@@ -275,10 +288,36 @@ class PairDistance:
             plane = np.where(plane_first, pairs[rows, 0], pairs[rows, 1])
             solid = np.where(plane_first, pairs[rows, 1], pairs[rows, 0])
             hull = [link_shapes_hull(link_shapes, j) for j in solid] if kind == CONVEX else None
-            self._plane_groups.append((kind, rows, plane, solid, plane_first[:, None], hull))
+            stage_rows = slice(off, off + rows.size)
+            off += rows.size
+            self._plane_groups.append((kind, stage_rows, rows, plane, solid, plane_first[:, None],
+                                       hull))
+        self._sp_rows = np.concatenate([g[2] for g in self._plane_groups]) if Pp else self._ss_plane
+        self._stage_idx = self._stage_index()
         self._coal_shapes = np.unique(pairs[self._ss_coal]) if self._ss_coal.size else np.zeros(0, np.intp)
         self._coal = None  # built on first use: coal is only imported when solid pairs exist
         self._link_shapes = link_shapes
+
+    def _stage_index(self):
+        """Index ``(13P,)`` into the staging area of each element of ``PairResult.flat``
+        (the last, zero, element for pairs that no group writes: plane - plane)."""
+        stage = self._stage
+        label = PairResult(len(self.pairs))
+        label.flat.fill(stage.size - 1)
+        stage[:] = np.arange(stage.size)       # labels, exact in float64
+        d, p1, p2, nrm, pos = self._cc_out
+        cc = self._cc
+        label.distance[cc], label.point_1[cc], label.point_2[cc] = d, p1.T, p2.T
+        label.normal[cc], label.position[cc] = nrm.T, pos.T
+        cs = self._cs
+        label.distance[cs.sel], label.points[cs.pt_dst] = cs.dist, cs.pts
+        label.normal[cs.sel], label.position[cs.sel] = cs.nrm, cs.pos
+        sp, Pp = self._sp_rows, len(self._sp_rows)
+        d, pts, nrm, pos = self._sp_out
+        label.distance[sp], label.point_1[sp], label.point_2[sp] = d, pts[:Pp], pts[Pp:]
+        label.normal[sp], label.position[sp] = nrm, pos
+        stage.fill(0.0)
+        return label.flat.astype(np.intp)
 
     def _build_coal(self):
         """coal geometry (local frame) and a reused Transform3s per shape of a coal pair, once."""
@@ -319,30 +358,23 @@ class PairDistance:
         if self._ss_plane.size:
             self._compute_ss_plane(world)
             if bounded:
-                known = min(known, float(res.distance[self._ss_plane].min()))
-        if self._cs.size:
-            known = self._cs.prepare(world, bounded, known)
-        cutoff = None
-        if bounded:
-            cutoff = max(float(near), known) + BOUND_MARGIN
-        if self._cs.size:
-            self._cs.finish(res, cutoff, world)
+                known = min(known, float(self._sp_out[0].min()))
+        cs = self._cs
+        if cs.size:
+            known = cs.prepare(world, bounded, known)
+            cutoff = max(float(near), known) + BOUND_MARGIN if bounded else None
+            cs.finish(res, cutoff)
+        self._stage.take(self._stage_idx, None, res.flat, "clip")  # indices made in __init__
+        if cs.size:
+            cs.penetrating(world, res)
         if self._ss_coal.size:
-            self._compute_ss_coal(world, self._cs.pair_live)
+            self._compute_ss_coal(world, cs.pair_live)
         return res
 
     def _compute_cc(self, world):
-        gather, capsules, out = self._cc_calls
-        gather(_packed(world))
-        capsules(*out)
-        if not self._cc_all:
-            dist, p1, p2, nrm, pos = out
-            res, idx = self.result, self._cc
-            res.distance[idx] = dist
-            res.point_1[idx] = p1.T
-            res.point_2[idx] = p2.T
-            res.normal[idx] = nrm.T
-            res.position[idx] = pos.T
+        """Sphere/capsule pairs, closed form, into the staging area."""
+        self._solver.gather(_packed(world))
+        self._solver.capsules(*self._cc_out)
 
     def _compute_ss_coal(self, world, live):
         """Solid - solid pairs through coal, one call per pair, those flagged in ``live`` (their
@@ -368,17 +400,18 @@ class PairDistance:
         support point along the plane's inward normal is its deepest point (coal semantics:
         normal = the plane's, from the plane to the solid)."""
         sd = _solid_module()
-        res = self.result
-        for kind, rows, plane, solid, plane_first, hull in self._plane_groups:
+        dist, pts, nrm, pos = self._sp_out
+        Pp = len(dist)
+        for kind, rows, _, plane, solid, plane_first, hull in self._plane_groups:
             n = world.normal[plane]
             x = sd.support_point(kind, -n, world.a[solid], world.rot[solid], world.half[solid], hull)
             d = np.vecdot(n, x) - world.offset[plane]
             on_plane = x - d[:, None] * n
-            res.distance[rows] = d
-            res.point_1[rows] = np.where(plane_first, on_plane, x)
-            res.point_2[rows] = np.where(plane_first, x, on_plane)
-            res.normal[rows] = np.where(plane_first, n, -n)
-            res.position[rows] = 0.5 * (on_plane + x)
+            dist[rows] = d
+            pts[rows] = np.where(plane_first, on_plane, x)
+            pts[Pp:][rows] = np.where(plane_first, x, on_plane)
+            nrm[rows] = np.where(plane_first, n, -n)
+            pos[rows] = 0.5 * (on_plane + x)
 
 
 def centre_radii(kind, half, hull=None):
@@ -418,14 +451,14 @@ class _CapsuleSolidGroups:
     bound does not exceed ``cutoff``.
     """
 
-    def __init__(self, groups, pairs, round1, n_shapes: int, local_kind, local_half, outer, inner):
+    def __init__(self, groups, pairs, round1, n_shapes: int, local_kind, local_half, outer, inner,
+                 stage):
         self.n_shapes = n_shapes
         P = len(pairs)
         T = self.size = sum(len(sel) for _, sel, _ in groups)
-        self.dist = np.empty(T)                 # staging: distance, rows of all groups
-        self.pts = np.empty((2 * T, 3))         # rows [0, T): solid witness, [T, 2T): capsule witness
-        self.nrm = np.empty((T, 3))
-        self.pos = np.empty((T, 3))
+        # staging (views of ``stage (13T,)``): distance, witnesses (rows [0, T): solid's,
+        # [T, 2T): capsule's), normal, position
+        self.dist, self.pts, self.nrm, self.pos = _result_views(stage, T)
         self.buf = np.empty(10 * T)             # inputs: a, b (T,3) raveled, r (T,), center (T,3)
         self.a = self.buf[:3 * T].reshape(T, 3)
         self.b = self.buf[3 * T:6 * T].reshape(T, 3)
@@ -512,6 +545,7 @@ class _CapsuleSolidGroups:
         self.neg_half_b = -self.half_b
         self.live = np.ones(Tb, dtype=bool)
         self.pair_live = self.live[self._pair_rows]
+        self.sel_b = self.sel[:Tb]
 
     def gather(self, world: WorldShapes):
         """This cycle's inputs of all rows from ``world``."""
@@ -597,10 +631,10 @@ class _CapsuleSolidGroups:
             known = min(known, self.bounds(upper=not np.isfinite(known)))
         return known
 
-    def finish(self, res: PairResult, cutoff=None, world=None):
-        """The bounded rows (exactly; with ``cutoff`` (m) only those whose lower bound does not
-        exceed it, ``res.exact`` False for the others; a hull group is computed whole when one of
-        its rows is needed), then all rows into ``res``."""
+    def finish(self, res: PairResult, cutoff=None):
+        """The bounded rows into the staging rows (exactly; with ``cutoff`` (m) only those whose
+        lower bound does not exceed it, ``res.exact`` False for the others; a hull group is
+        computed whole when one of its rows is needed)."""
         if cutoff is None:
             self.live.fill(True)
         else:
@@ -618,11 +652,11 @@ class _CapsuleSolidGroups:
                 else:
                     self._exact(g, np.flatnonzero(live))
         if cutoff is not None:
-            res.exact[self.sel[:self.n_bounded]] = self.live
-        res.distance[self.sel] = self.dist
-        res.points[self.pt_dst] = self.pts
-        res.normal[self.sel] = self.nrm
-        res.position[self.sel] = self.pos
+            res.exact[self.sel_b] = self.live
+
+    def penetrating(self, world, res: PairResult):
+        """Overwrite in ``res`` (after the staging rows were scattered into it) the pairs
+        whose capsule core entered the solid (queued by :meth:`_exact`)."""
         for g, pen in self._penetrating:
             self._penetrating_capsules(world, g, pen, res)
 
