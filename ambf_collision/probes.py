@@ -494,7 +494,8 @@ class ProbeResult:
     """Per-probe state of one evaluation (world frame unless stated; SI units).
 
     Arrays are buffers owned by the ``ProbeSet`` and overwritten by its next ``evaluate``
-    (copy what you keep). Probe ``i`` is ``names[i]``; patch ``j`` is ``patch_names[j]``.
+    (copy what you keep; do not write into them: an evaluation that finds nothing within
+    range resets them only when the previous one wrote them). Probe ``i`` is ``names[i]``; patch ``j`` is ``patch_names[j]``.
     """
 
     names: list
@@ -594,6 +595,9 @@ try:  # np.einsum(..., optimize=False) calls this C function: the same results, 
     from numpy._core.multiarray import c_einsum as _einsum  # its Python wrapper (~1 us)
 except ImportError:  # pragma: no cover
     _einsum = np.einsum
+# x.any() / x.all() (optionally along an axis) without the Python wrapper of the methods
+_any = np.logical_or.reduce
+_all = np.logical_and.reduce
 
 
 def _slice_if_contiguous(idx):
@@ -707,7 +711,7 @@ def _box_sdf(ps, world, s, p, d, n):
     diff = q - np.clip(q, -h, h)
     d_out = np.sqrt(_einsum("ij,ij->i", diff, diff))
     outside = d_out > 0.0
-    if outside.all():  # no candidate inside: no nearest-face search
+    if _all(outside):  # no candidate inside: no nearest-face search
         np.copyto(d, d_out)
         m = diff / d_out[:, None]
     else:  # nearest face inside, then the outside candidates overwritten
@@ -717,7 +721,7 @@ def _box_sdf(ps, world, s, p, d, n):
         m = np.zeros_like(q)
         m[rows, axis] = np.where(q[rows, axis] >= 0.0, 1.0, -1.0)
         np.negative(depth[rows, axis], out=d)
-        if outside.any():
+        if _any(outside):
             d[outside] = d_out[outside]
             m[outside] = diff[outside] / d_out[outside, None]
     _einsum("...ij,...j->...i", rot, m, out=n)  # box frame -> world
@@ -910,6 +914,7 @@ class ProbeSet:
         self._local_h = np.concatenate([self.local_position, np.ones((N, 1))], axis=1)
         self._pose_map = np.empty((4, 3))  # [R^T; t^T] of one body
         self._compile_patch_sums(z)
+        self._written = False  # outputs written since their last reset (else: reset values)
         self.result = ProbeResult(
             names=self.names,
             body=[p.body for p in probes],
@@ -1113,7 +1118,7 @@ class ProbeSet:
         # expand each (shape, cluster) into (shape, probe) for the cluster's members
         ok = None
         k = sp.size // C
-        if sp.size == k * C and np.array_equal(sp[::C], sp[C - 1::C]):
+        if sp.size == k * C and _all(sp[::C] == sp[C - 1::C]):
             # every hit shape row is hit by all clusters (sp sorted): all probes, in order
             N = self._probe_ids.size
             if k == 1:
@@ -1141,7 +1146,7 @@ class ProbeSet:
         # lies wholly within the shape's reach (then every member passes it)
         beyond = np.greater(self._d2, self._within, out=self._beyond)
         beyond &= hit
-        if not beyond.any():
+        if not _any(beyond, axis=None):
             if ok is None:
                 return pi, sp, P
             keep = ok
@@ -1171,7 +1176,7 @@ class ProbeSet:
 
         Returns False when no pair is left (known from the rows still hit), else True.
         """
-        rows = hit.any(axis=1).tolist()  # shapes (sorted rows) still hit by some cluster
+        rows = _any(hit, axis=1).tolist()  # shapes (sorted rows) still hit by some cluster
         pr, br = self._plane_rows, self._box_rows
         planes = pr is not None and True in rows[pr[0]:pr[1]]
         boxes = br is not None and True in rows[br[0]:br[1]]
@@ -1195,7 +1200,7 @@ class ProbeSet:
         if not self._any_uniform:
             return True
         if planes or boxes:
-            rows = hit.any(axis=1).tolist()
+            rows = _any(hit, axis=1).tolist()
             planes = planes and True in rows[p0:p1]
             boxes = boxes and True in rows[b0:b1]
         r1 = self._round_rows
@@ -1272,11 +1277,8 @@ class ProbeSet:
         else:
             _transform(body_R, body_t, self.probe_body, self.local_position, res.position)
             _transform(body_R, None, self.probe_body, self.local_normal, res.normal)
-        res.in_contact.fill(False)
-        self._reset_zero.fill(0.0)  # depth, area, force, force_body, contact_normal, patch totals
-        self._reset_index.fill(-1)  # touching_shape, touching_body
-        res.distance.fill(np.inf)
-        res.patch_in_contact.fill(0)
+        if self._written:  # else every output but the pose still holds its reset value
+            self._reset(res)
         res.pairs_checked = 0
         if N == 0 or world_shapes is None or len(self.shape_body) == 0:
             return res
@@ -1285,6 +1287,7 @@ class ProbeSet:
         if cand is None:  # nothing within reach: no exact stage
             return res
         pi, sp, P = cand
+        self._written = True  # the stages below write the outputs
         res.pairs_checked = int(pi.size)
         d, nc = self._exact(world_shapes, pi, sp, P)
         every = pi is self._probe_ids  # one shape, every probe in order: whole arrays
@@ -1312,7 +1315,7 @@ class ProbeSet:
         # sums over touching shapes (one bincount over probe*3 + axis: per entry the same
         # additions in the same order as one bincount per axis)
         touch = gap < 0.0
-        any_touch = bool(touch.any())
+        any_touch = bool(_any(touch))
         if any_touch:
             pt, rt = pi[touch], r[touch]
             dpen = np.minimum(np.maximum(rt - d[touch], 0.0), 2.0 * rt)  # clip(., 0, 2r)
@@ -1342,6 +1345,15 @@ class ProbeSet:
 
         self._finish(res, body_R)
         return res
+
+    def _reset(self, res):
+        """Outputs back to their free values (no contact, nothing within range)."""
+        res.in_contact.fill(False)
+        self._reset_zero.fill(0.0)  # depth, area, force, force_body, contact_normal, patch totals
+        self._reset_index.fill(-1)  # touching_shape, touching_body
+        res.distance.fill(np.inf)
+        res.patch_in_contact.fill(0)
+        self._written = False
 
     def _move_probes(self, body_R, body_t, position, normal):
         """Probe centres ``R p + t`` and sensor normals ``R n`` in world, per body of
@@ -1374,9 +1386,9 @@ class ProbeSet:
             pi = slice(None)
         res.distance[pi] = gap
         touch = gap < 0.0
-        if touch.all():  # every seen probe touches: nothing to select
+        if _all(touch):  # every seen probe touches: nothing to select
             pt, rt, dt, gt, nt = pi, r, d, gap, nc
-        elif touch.any():
+        elif _any(touch):
             t = np.flatnonzero(touch)
             pt, rt, dt, gt, nt = (t if every else pi[t]), r[t], d[t], gap[t], nc.take(t, axis=0)
         else:
