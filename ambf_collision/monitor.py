@@ -230,6 +230,23 @@ class JointStateMerger:
         idx = np.array([targets[k] for k in keep], dtype=np.intp)
         return None, None, idx, (None if len(keep) == len(names) else np.array(keep, np.intp))
 
+    def _cached_name_checks(self, names: tuple, ignore_unknown: bool):
+        """:meth:`_name_checks` of ``names``, remembered per (names, ignore_unknown), plus
+        whether they name every joint (then the per-joint stamps and flags are set whole)."""
+        key = (names, ignore_unknown)
+        try:
+            entry = self._names_cache.get(key)
+        except TypeError:  # an unhashable name: not cached (and rejected as an empty name)
+            return self._name_checks(list(names), ignore_unknown) + (False,)
+        if entry is None:
+            entry = self._name_checks(list(names), ignore_unknown)
+            idx = entry[2]
+            entry += (idx is not None and len(idx) == len(self.joint_names),)
+            if len(self._names_cache) >= self.NAMES_CACHE_SIZE:
+                self._names_cache.clear()
+            self._names_cache[key] = entry
+        return entry
+
     def check(self, names, positions, stamp: float, now: float):
         """Validate one message.
 
@@ -238,35 +255,30 @@ class JointStateMerger:
         ``bad_stamp``, ``unstamped``, ``future``, ``past``, ``unknown`` (the first failing check
         in this order).
         """
+        return self._check(names, positions, stamp, now)[:5]
+
+    def _check(self, names, positions, stamp: float, now: float):
+        """:meth:`check`, plus whether a good message names every joint."""
         cfg = self.config
 
         def reject(code, reason):
-            return code, reason, stamp, None, None
+            return code, reason, stamp, None, None, False
 
         try:
             names = tuple(names)
-            values = np.asarray(positions, dtype=float).reshape(-1)
+            values = np.asarray(positions, dtype=float)
+            if values.ndim != 1:
+                values = values.reshape(-1)
         except (TypeError, ValueError):
             return reject("non_finite", "positions are not numbers")
         if len(names) != values.size:
             return reject("length", f"{len(names)} names but {values.size} positions")
-        key = (names, bool(cfg.ignore_unknown_joints))
-        try:
-            entry = self._names_cache.get(key)
-        except TypeError:  # an unhashable name: not cached (and rejected as an empty name)
-            entry = self._name_checks(list(names), key[1])
-        else:
-            if entry is None:
-                entry = self._name_checks(list(names), key[1])
-                if len(self._names_cache) >= self.NAMES_CACHE_SIZE:
-                    self._names_cache.clear()
-                self._names_cache[key] = entry
-        name_error, unknown_error, idx, keep = entry
+        name_error, unknown_error, idx, keep, every = self._cached_name_checks(
+            names, bool(cfg.ignore_unknown_joints))
         if name_error is not None:
             return reject(*name_error)
-        finite = np.isfinite(values)
-        if not finite.all():
-            i = int(np.argmin(finite))
+        if not all(map(math.isfinite, values.tolist())):  # a few joints: faster than NumPy
+            i = int(np.argmin(np.isfinite(values)))
             return reject("non_finite", f"joint {names[i]!r} has a non-finite position ({values[i]})")
         try:
             stamp = float(stamp)
@@ -286,21 +298,25 @@ class JointStateMerger:
                                   f"(limit {cfg.max_stamp_age:g} s)")
         if unknown_error is not None:
             return reject(*unknown_error)
-        return "", "", stamp, idx, (values if keep is None else values[keep])
+        return "", "", stamp, idx, (values if keep is None else values[keep]), every
 
     def update(self, names, positions, stamp: float, now: float):
         """Apply one message; returns ``(accepted, reason)`` (reason "" when accepted).
 
         The code of the latest rejection is kept in ``last_code``."""
-        code, error, stamp, idx, values = self.check(names, positions, stamp, now)
+        code, error, stamp, idx, values, every = self._check(names, positions, stamp, now)
         if code:
             self.bad_count += 1
             self.last_error = error
             self.last_code = code
             return False, error
         self.positions[idx] = values
-        self.joint_stamps[idx] = stamp
-        self.received[idx] = True
+        if every:  # the same values as by index, without the scatter
+            self.joint_stamps.fill(stamp)
+            self.received.fill(True)
+        else:
+            self.joint_stamps[idx] = stamp
+            self.received[idx] = True
         self.stamp = stamp
         self.arrival = float(now)
         self.good_count += 1
@@ -640,8 +656,9 @@ def _probes_finite(pr, scratch: dict | None = None) -> bool:
     buffers = getattr(pr, "finite_buffers", ())
     if buffers:
         arrs = None
-        if not all(np.isfinite(b).all() for b in buffers):
-            return False
+        for b in buffers:
+            if not np.isfinite(b).all():
+                return False
     else:
         arrs = [a for a in (getattr(pr, n, None) for n in _FINITE_FIELDS)
                 if isinstance(a, np.ndarray)]
