@@ -44,22 +44,26 @@ class WorldShapes:
     sphere, capsule and plane); ``half (N,3)``: box half extents, cylinder/cone
     ``(r, r, height/2)``; ``normal (N,3)``, ``offset (N,)``: plane ``normal . x < offset`` (zero
     for other kinds); ``hull``: list of local vertex arrays (M,3) for CONVEX, else None.
-    ``a``, ``b`` and ``radius`` are views of one flat array ``abr (7N,)`` (a, b raveled, then
-    radius), from which the sphere/capsule pairs gather all their inputs in one call.
+    All float arrays are views of one flat array ``flat (23N,)``: ``a``, ``b`` (raveled),
+    ``radius``, ``rot``, ``half``, ``normal``, ``offset``, in this order, from which the pair
+    groups gather all their inputs in one call each; ``abr`` is its first part ``(7N,)``.
     """
 
-    __slots__ = ("kind", "a", "b", "radius", "rot", "half", "normal", "offset", "hull", "abr")
+    __slots__ = ("kind", "a", "b", "radius", "rot", "half", "normal", "offset", "hull", "abr",
+                 "flat")
 
     def __init__(self, n: int):
         self.kind = np.zeros(n, dtype=np.int8)
-        self.abr = np.zeros(7 * n)
-        self.a = self.abr[:3 * n].reshape(n, 3)
-        self.b = self.abr[3 * n:6 * n].reshape(n, 3)
-        self.radius = self.abr[6 * n:]
-        self.rot = np.tile(np.eye(3), (n, 1, 1))
-        self.half = np.zeros((n, 3))
-        self.normal = np.zeros((n, 3))
-        self.offset = np.zeros(n)
+        self.flat = f = np.zeros(23 * n)
+        self.abr = f[:7 * n]
+        self.a = f[:3 * n].reshape(n, 3)
+        self.b = f[3 * n:6 * n].reshape(n, 3)
+        self.radius = f[6 * n:7 * n]
+        self.rot = f[7 * n:16 * n].reshape(n, 3, 3)
+        self.rot[:] = np.eye(3)
+        self.half = f[16 * n:19 * n].reshape(n, 3)
+        self.normal = f[19 * n:22 * n].reshape(n, 3)
+        self.offset = f[22 * n:]
         self.hull = [None] * n
 
     def __len__(self) -> int:
@@ -269,13 +273,14 @@ class PairDistance:
         # solid - plane rows | one zero], scattered into the result with one take per cycle
         T = sum(len(sel) for _, sel, _ in groups)
         Pp = self._ss_plane.size
-        self._stage = np.zeros(13 * (m + T + Pp) + 1)
+        S = _CapsuleSolidGroups.stage_size(groups)
+        self._stage = np.zeros(13 * m + S + 13 * Pp + 1)
         cc_flat = self._stage[:13 * m]
         self._cc_out = (cc_flat[:m],) + tuple(cc_flat[k * m:(k + 3) * m].reshape(3, m)
                                              for k in (1, 4, 7, 10))
         self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, kinds, src.half, outer, inner,
-                                       self._stage[13 * m:13 * (m + T)])
-        self._sp_out = _result_views(self._stage[13 * (m + T):13 * (m + T + Pp)], Pp)
+                                       self._stage[13 * m:13 * m + S])
+        self._sp_out = _result_views(self._stage[13 * m + S:13 * (m + Pp) + S], Pp)
         # per solid kind: (staging rows, pair rows, plane index, solid index, +1/-1 plane
         # first/second, hulls)
         self._plane_groups = []
@@ -297,6 +302,7 @@ class PairDistance:
         self._coal_shapes = np.unique(pairs[self._ss_coal]) if self._ss_coal.size else np.zeros(0, np.intp)
         self._coal = None  # built on first use: coal is only imported when solid pairs exist
         self._link_shapes = link_shapes
+        self._flat_size = 23 * n
 
     def _stage_index(self):
         """Index ``(13P,)`` into the staging area of each element of ``PairResult.flat``
@@ -347,12 +353,16 @@ class PairDistance:
         them. Every pair below ``near`` and the smallest distance are then the same as without
         ``near``."""
         res = self.result
+        flat = _flat(world)
+        if flat.size != self._flat_size:
+            raise ValueError(f"PairDistance.compute: world has {flat.size // 23} shapes, "
+                             f"compiled for {self._flat_size // 23}")
         bounded = near is not None
         if not bounded:
             res.exact.fill(True)
         known = np.inf
         if self._cc.size:
-            self._compute_cc(world)
+            self._compute_cc(flat[:self._flat_size * 7 // 23])
             if bounded:
                 known = float(self._cc_out[0].min())
         if self._ss_plane.size:
@@ -361,7 +371,7 @@ class PairDistance:
                 known = min(known, float(self._sp_out[0].min()))
         cs = self._cs
         if cs.size:
-            known = cs.prepare(world, bounded, known)
+            known = cs.prepare(flat, bounded, known)
             cutoff = max(float(near), known) + BOUND_MARGIN if bounded else None
             cs.finish(res, cutoff)
         self._stage.take(self._stage_idx, None, res.flat, "clip")  # indices made in __init__
@@ -371,9 +381,10 @@ class PairDistance:
             self._compute_ss_coal(world, cs.pair_live)
         return res
 
-    def _compute_cc(self, world):
-        """Sphere/capsule pairs, closed form, into the staging area."""
-        self._solver.gather(_packed(world))
+    def _compute_cc(self, abr):
+        """Sphere/capsule pairs, closed form, into the staging area (``abr``: see
+        :class:`WorldShapes`)."""
+        self._solver.gather(abr)
         self._solver.capsules(*self._cc_out)
 
     def _compute_ss_coal(self, world, live):
@@ -451,21 +462,46 @@ class _CapsuleSolidGroups:
     bound does not exceed ``cutoff``.
     """
 
+    @staticmethod
+    def _sizes(groups):
+        """Rows ``T``, bounded rows ``Tb`` (the first ones) and inputs gathered per cycle."""
+        T = sum(len(sel) for _, sel, _ in groups)
+        Tp = sum(len(sel) for kind, sel, _ in groups if kind == PLANE)   # the last rows
+        Tb = T - Tp
+        return T, Tb, 22 * T + 4 * Tp + 6 * Tb
+
+    @classmethod
+    def stage_size(cls, groups) -> int:
+        """Length of the flat staging area the groups need (inputs and outputs)."""
+        T, _, n_in = cls._sizes(groups)
+        return n_in + 13 * T
+
     def __init__(self, groups, pairs, round1, n_shapes: int, local_kind, local_half, outer, inner,
                  stage):
         self.n_shapes = n_shapes
         P = len(pairs)
-        T = self.size = sum(len(sel) for _, sel, _ in groups)
-        # staging (views of ``stage (13T,)``): distance, witnesses (rows [0, T): solid's,
-        # [T, 2T): capsule's), normal, position
-        self.dist, self.pts, self.nrm, self.pos = _result_views(stage, T)
-        self.buf = np.empty(10 * T)             # inputs: a, b (T,3) raveled, r (T,), center (T,3)
-        self.a = self.buf[:3 * T].reshape(T, 3)
-        self.b = self.buf[3 * T:6 * T].reshape(T, 3)
-        self.r = self.buf[6 * T:7 * T]
-        self.center = self.buf[7 * T:].reshape(T, 3)
-        self.rot = np.tile(np.eye(3), (T, 1, 1))
-        self.half = np.zeros((T, 3))
+        T, Tb, n_in = self._sizes(groups)
+        self.size = T
+        # ``stage (stage_size,)``: the inputs, gathered with one take from WorldShapes.flat:
+        # a, b (T,3), r (T,), center (T,3), rot (T,3,3), half (T,3), the plane rows' normal
+        # (Tp,3) and offset (Tp,), both ends of the bounded rows (Tb,2,3); then the outputs:
+        # witnesses (rows [0, T): solid's, [T, 2T): capsule's; gathered as the solid's centre
+        # and the capsule's first end, the witnesses of a row left bounded), distance, normal,
+        # position
+        self.n_gather = n_in + 6 * T
+        self.buf = stage[:self.n_gather]
+        ins = np.split(self.buf, np.cumsum([3 * T, 3 * T, T, 3 * T, 9 * T, 3 * T, 3 * (T - Tb),
+                                            T - Tb, 6 * Tb]))
+        self.a, self.b, self.center = (x.reshape(T, 3) for x in (ins[0], ins[1], ins[3]))
+        self.r = ins[2]
+        self.rot = ins[4].reshape(T, 3, 3)
+        self.half = ins[5].reshape(T, 3)
+        plane_normal, plane_offset = ins[6].reshape(T - Tb, 3), ins[7]
+        self._ab = ins[8].reshape(Tb, 2, 3)
+        self.pts = ins[9].reshape(2 * T, 3)
+        self.dist = stage[self.n_gather:self.n_gather + T]
+        self.nrm = stage[self.n_gather + T:self.n_gather + 4 * T].reshape(T, 3)
+        self.pos = stage[self.n_gather + 4 * T:].reshape(T, 3)
         self.groups = []
         sels, caps, sols, signs, near_dst, cap_dst = [], [], [], [], [], []
         off = 0
@@ -485,8 +521,11 @@ class _CapsuleSolidGroups:
             g.a, g.b, g.r, g.center = self.a[rows], self.b[rows], self.r[rows], self.center[rows]
             g.r2 = g.r.reshape(K, 1)
             g.rot, g.half = self.rot[rows], self.half[rows]
-            g.normal = np.zeros((K, 3))       # zero for non-plane solids (WorldShapes contract)
-            g.offset = np.zeros(K)
+            if kind == PLANE:
+                prow = slice(off - Tb, off - Tb + K)
+                g.normal, g.offset = plane_normal[prow], plane_offset[prow]
+            else:   # zero for non-plane solids (WorldShapes contract)
+                g.normal, g.offset = np.zeros((K, 3)), np.zeros(K)
             g.sign = np.where(solid_first, 1.0, -1.0)[:, None]
             g.neg_sign = -g.sign
             if kind == PLANE:
@@ -516,17 +555,20 @@ class _CapsuleSolidGroups:
         self.pt_dst = np.concatenate(near_dst + cap_dst) if sels else empty
         cap = np.concatenate(caps) if sels else empty
         self.sol = sol = np.concatenate(sols) if sels else empty
-        xyz = np.arange(3)
-        self.fidx = np.concatenate([(3 * cap[:, None] + xyz).ravel(),
-                                    (3 * n_shapes + 3 * cap[:, None] + xyz).ravel(),
-                                    6 * n_shapes + cap,
-                                    (3 * sol[:, None] + xyz).ravel()])
+        N, xyz, psol, cap_b = n_shapes, np.arange(3), sol[Tb:], cap[:Tb]
+        a_i, c_i = (3 * cap[:, None] + xyz).ravel(), (3 * sol[:, None] + xyz).ravel()
+        self.fidx = np.concatenate([
+            a_i, 3 * N + a_i, 6 * N + cap, c_i,                              # a, b, r, centre
+            (7 * N + 9 * sol[:, None] + np.arange(9)).ravel(),               # rot
+            16 * N + c_i,                                                    # half
+            (19 * N + 3 * psol[:, None] + xyz).ravel(), 22 * N + psol,      # normal, offset
+            (3 * cap_b[:, None, None] + [0, 3 * N] + xyz[:, None]).transpose(0, 2, 1).ravel(),
+            c_i, a_i])                                                       # witnesses
         self._sd = None
         self._penetrating = []
         # rows [0, Tb): box, cylinder, cone and hull solids, bounded by their centre's spheres
         # and boxes (a hull's box: the cube about its outer sphere)
-        Tb = self.n_bounded = sum(len(g.sel) for g in self.groups
-                                  if g.kind in BOUNDED_KINDS or g.kind == SOLID_PAIR)
+        self.n_bounded = Tb
         self.outer = outer[sol[:Tb]]
         self.inner = inner[sol[:Tb]]
         # solid - solid rows: the first solid as a ball of its outer radius about its centre
@@ -535,9 +577,12 @@ class _CapsuleSolidGroups:
         self.pair_r = outer[first]
         self.inner[self._pair_rows] += inner[first] - outer[first]
         self.sign_b = (np.concatenate(signs)[:Tb] if sels else np.zeros((0, 1)))
-        self.lower = np.empty(Tb)
+        self.lower = self.dist[:Tb]     # the reported distance of a row left bounded
         self.upper = np.empty(Tb)
         self._rel = np.empty((Tb, 2, 3))
+        self._end_a = self._rel[:, 0]
+        self._center_b = self.center[:Tb, None, :]
+        self._nrm_b, self._pos_b = self.nrm[:Tb], self.pos[:Tb]
         self._loc = np.empty((Tb, 2, 3))
         self.half_b = np.asarray(local_half, dtype=float)[sol[:Tb]]
         hull_rows = np.asarray(local_kind)[sol[:Tb]] == CONVEX
@@ -547,15 +592,9 @@ class _CapsuleSolidGroups:
         self.pair_live = self.live[self._pair_rows]
         self.sel_b = self.sel[:Tb]
 
-    def gather(self, world: WorldShapes):
-        """This cycle's inputs of all rows from ``world``."""
-        abr = _packed(world)
-        if abr.size != 7 * self.n_shapes:
-            raise ValueError(f"PairDistance.compute: world has {abr.size // 7} shapes, "
-                             f"compiled for {self.n_shapes}")
-        abr.take(self.fidx, None, self.buf, "clip")  # indices checked at construction
-        world.rot.take(self.sol, 0, self.rot, "clip")
-        world.half.take(self.sol, 0, self.half, "clip")
+    def gather(self, flat):
+        """This cycle's inputs of all rows from ``flat`` (``WorldShapes.flat``)."""
+        flat.take(self.fidx, None, self.buf, "clip")  # indices checked at construction
         if self.pair_r.size:
             self.r[self._pair_rows] = self.pair_r
 
@@ -576,9 +615,8 @@ class _CapsuleSolidGroups:
         a, b, c, r = self.a[:Tb], self.b[:Tb], self.center[:Tb], self.r[:Tb]
         # gaps along the solid's axes: both ends in local coordinates (one matmul), extents
         # [-half, half] (constant per shape)
-        rel = self._rel                                                # (Tb, 2, 3)
-        end_a = np.subtract(a, c, out=rel[:, 0])
-        np.subtract(b, c, out=rel[:, 1])
+        rel = np.subtract(self._ab, self._center_b, out=self._rel)    # (Tb, 2, 3)
+        end_a = self._end_a
         loc = np.matmul(rel, self.rot[:Tb], out=self._loc)
         lo = np.minimum(loc[:, 0], loc[:, 1])
         lo -= self.half_b
@@ -602,29 +640,28 @@ class _CapsuleSolidGroups:
             dist -= self.outer
             np.maximum(lower, dist, out=lower)
             smallest_upper = float(self.upper.min())
-        # the values reported for rows that stay bounded only
-        self.dist[:Tb] = lower
-        self.pts[:Tb] = c
-        self.pts[self.size:self.size + Tb] = a
+        # the values reported for rows that stay bounded only (distance: ``lower``; witnesses
+        # gathered)
         norm = np.sqrt(np.vecdot(end_a, end_a))[:, None]
-        nrm = np.divide(end_a, norm, out=self.nrm[:Tb], where=norm > 0.0)
+        nrm = np.divide(end_a, norm, out=self._nrm_b, where=norm > 0.0)
         if not norm.all():
             nrm[norm[:, 0] == 0.0] = (0.0, 0.0, 1.0)
         nrm *= self.sign_b
-        np.add(c, a, out=self.pos[:Tb])
-        self.pos[:Tb] *= 0.5
+        pos = np.add(c, a, out=self._pos_b)
+        pos *= 0.5
         return smallest_upper
 
-    def prepare(self, world: WorldShapes, bounded: bool, known: float = np.inf) -> float:
-        """Gather this cycle's inputs, compute the plane rows exactly and, when ``bounded``, the
-        other rows' bounds. ``known`` (m): the smallest distance of pairs computed exactly
-        elsewhere. Returns the smallest distance known from above (m): of the exact rows and,
-        when no exact row gives a finite one, the upper bounds."""
-        self.gather(world)
+    def prepare(self, flat, bounded: bool, known: float = np.inf) -> float:
+        """Gather this cycle's inputs from ``flat`` (``WorldShapes.flat``), compute the plane
+        rows exactly and, when ``bounded``, the other rows' bounds. ``known`` (m): the smallest
+        distance of pairs computed exactly elsewhere. Returns the smallest distance known from
+        above (m): of the exact rows and, when no exact row gives a finite one, the upper
+        bounds."""
+        self.gather(flat)
         self._penetrating = []
         for g in self.groups:
             if g.kind == PLANE:
-                self._finish(g, *self._plane(world, g))
+                self._finish(g, *self._plane(g))
                 known = min(known, float(g.s_dist.min()))
         if bounded:
             # an exact distance already caps the cutoff: the cheaper box-axis bounds suffice
@@ -704,11 +741,9 @@ class _CapsuleSolidGroups:
         g.s_pos *= 0.5
 
     @staticmethod
-    def _plane(world, g):
+    def _plane(g):
         """Segment against half-space ``normal . x < offset``, closed form (the deepest end; ``a``
         on ties); the solid's witness is written straight into the staging rows."""
-        world.normal.take(g.sol, 0, g.normal, "clip")
-        world.offset.take(g.sol, 0, g.offset, "clip")
         d = np.einsum("ij,ij->i", g.normal, g.a, out=g.da)
         d -= g.offset
         db = np.einsum("ij,ij->i", g.normal, g.b, out=g.db)
@@ -743,12 +778,16 @@ class _SolidGroup:
     """Precomputed indices and reused buffers of one sphere/capsule - solid group."""
 
 
-def _packed(world):
-    """``world.abr`` (a, b raveled, radius), or a fresh copy when its arrays were replaced."""
-    abr = world.abr
-    if world.a.base is abr and world.b.base is abr and world.radius.base is abr:
-        return abr
-    return np.concatenate([np.ravel(world.a), np.ravel(world.b), world.radius])
+def _flat(world):
+    """``world.flat`` (see :class:`WorldShapes`), or a fresh copy when its arrays were
+    replaced."""
+    f = world.flat
+    if (world.a.base is f and world.b.base is f and world.radius.base is f
+            and world.rot.base is f and world.half.base is f and world.normal.base is f
+            and world.offset.base is f):
+        return f
+    return np.concatenate([np.ravel(x) for x in (world.a, world.b, world.radius, world.rot,
+                                                  world.half, world.normal, world.offset)])
 
 
 def link_shapes_hull(link_shapes, j):

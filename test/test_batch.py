@@ -349,3 +349,26 @@ def test_solid_on_plane_parallel_faces_give_face_centres(seed):
         c = distance(shapes[i].transformed(R[0], t[0]), shapes[j].transformed(R[0], t[0]))
         np.testing.assert_allclose([c.distance, *c.point_1, *c.point_2],
                                    [res.distance[k], *res.point_1[k], *res.point_2[k]], atol=1e-14)
+
+
+def test_world_with_replaced_arrays_and_wrong_size():
+    """A WorldShapes whose arrays were replaced (no longer views of ``flat``) gives the same
+    result as the original; a world of another shape count is refused."""
+    from ambf_collision.batch import WorldShapes
+    rng = np.random.default_rng(8)
+    shapes = scene(rng, True)
+    n = len(shapes)
+    ls = LinkShapes(shapes, np.arange(n) % 3)
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    pd = PairDistance(ls, pairs)
+    w = ls.to_world(quat_to_matrix(rng.normal(size=(3, 4))), rng.normal(size=(3, 3)))
+    ref = {f: getattr(pd.compute(w, 0.05), f).copy() for f in ("distance", "points", "normal")}
+    c = WorldShapes(n)
+    c.kind[:], c.hull = w.kind, list(w.hull)
+    for f in ("a", "b", "radius", "rot", "half", "normal", "offset"):
+        setattr(c, f, getattr(w, f).copy())
+    res = pd.compute(c, 0.05)
+    for f, v in ref.items():
+        np.testing.assert_array_equal(getattr(res, f), v)
+    with pytest.raises(ValueError, match="compiled for"):
+        pd.compute(WorldShapes(n - 1))
