@@ -259,7 +259,9 @@ class Model:
         """Set joint positions (rad / m) by joint name (plain when unique, else qualified).
         Returns the names not known (not raised). Joints not named keep their last value.
         Raises ValueError for non-finite positions or a length mismatch."""
-        positions = np.asarray(positions, dtype=float).reshape(-1)
+        positions = np.asarray(positions, dtype=float)
+        if positions.ndim != 1:
+            positions = positions.reshape(-1)
         names = tuple(names)
         if len(names) != positions.size:
             raise ValueError(f"{len(names)} joint names but {positions.size} positions")
