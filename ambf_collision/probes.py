@@ -662,6 +662,12 @@ _STATIC_MARGIN = 1e-6
 with to be dropped for good: far above the rounding of rigid motions (coordinates ~1e3 m)."""
 
 
+def _penetration(gap, two_r):
+    """``d_pen = clip(r - d_surf, 0, 2r)`` (m) of touching pairs from their gaps
+    ``d_surf - r < 0``: ``r - d_surf`` is exactly ``-gap`` (rounding is symmetric) and positive."""
+    return np.minimum(-gap, two_r)
+
+
 def _round_support(world, rows, n):
     """``(R, C)`` support ``max_x x . n_c`` of the segments of spheres/capsules ``rows``
     (world shape indices) along the unit vectors ``n (C, 3)``."""
@@ -870,6 +876,7 @@ class ProbeSet:
         self._cluster_slack = cr + _PLANE_SLACK  # plane/box tests: centre distance beyond this
         self._cluster_slack_sq = self._cluster_slack ** 2
         self._reach = reach  # (N,) m, radius + range
+        self._two_r = 2.0 * self.radius
         # cluster members padded to one row per cluster (expansion = one gather) unless
         # the padding would waste more than a quarter of the rows
         L = int(self.cluster_len.max()) if C else 0
@@ -1310,20 +1317,20 @@ class ProbeSet:
             # back to ascending shape index per probe (the order the sums below add in)
             o = np.argsort(si, kind="stable")
             idx, si = idx[o], si[o]
-        pi, d, nc, gap, r = pi[idx], d[idx], nc.take(idx, axis=0), gap[idx], r[idx]
+        pi, nc, gap, r = pi[idx], nc.take(idx, axis=0), gap[idx], r[idx]
 
         # sums over touching shapes (one bincount over probe*3 + axis: per entry the same
         # additions in the same order as one bincount per axis)
         touch = gap < 0.0
         any_touch = bool(_any(touch))
         if any_touch:
-            pt, rt = pi[touch], r[touch]
-            dpen = np.minimum(np.maximum(rt - d[touch], 0.0), 2.0 * rt)  # clip(., 0, 2r)
+            pt, two_r = pi[touch], 2.0 * r[touch]
+            dpen = _penetration(gap[touch], two_r)
             w = self.stiffness[pt] * dpen
             f = w[:, None] * nc[touch]
             res.force.reshape(-1)[:] = np.bincount((3 * pt[:, None] + _AXES).reshape(-1),
                                                    weights=f.reshape(-1), minlength=3 * N)
-            res.area[:] = np.bincount(pt, weights=np.pi * (2.0 * rt * dpen - dpen * dpen), minlength=N)
+            res.area[:] = np.bincount(pt, weights=np.pi * (two_r * dpen - dpen * dpen), minlength=N)
 
         # nearest seen shape per probe (= deepest contact when touching; ties: lowest shape)
         order = np.lexsort((gap, pi))
@@ -1338,7 +1345,7 @@ class ProbeSet:
         hit = gap[sel] < 0.0
         ph, sh = p1[hit], sel[hit]
         res.in_contact[ph] = True
-        res.depth[ph] = np.minimum(-gap[sh], 2.0 * r[sh])
+        res.depth[ph] = _penetration(gap[sh], 2.0 * r[sh])
         res.contact_normal[ph] = nc.take(sh, axis=0)
         res.touching_shape[ph] = si[sh]
         res.touching_body[ph] = self.shape_body[si[sh]]
@@ -1387,18 +1394,19 @@ class ProbeSet:
         res.distance[pi] = gap
         touch = gap < 0.0
         if _all(touch):  # every seen probe touches: nothing to select
-            pt, rt, dt, gt, nt = pi, r, d, gap, nc
+            pt, gt, nt = pi, gap, nc
+            two_r = self._two_r if every else 2.0 * r
         elif _any(touch):
             t = np.flatnonzero(touch)
-            pt, rt, dt, gt, nt = (t if every else pi[t]), r[t], d[t], gap[t], nc.take(t, axis=0)
+            pt, gt, nt = (t if every else pi[t]), gap[t], nc.take(t, axis=0)
+            two_r = 2.0 * r[t]
         else:
             return
-        two_r = 2.0 * rt
-        dpen = np.minimum(np.maximum(rt - dt, 0.0), two_r)  # clip(., 0, 2r)
+        dpen = _penetration(gt, two_r)
+        res.depth[pt] = dpen  # one contact per probe: the deepest
         res.force[pt] = (self.stiffness[pt] * dpen)[:, None] * nt
         res.area[pt] = np.pi * (two_r * dpen - dpen * dpen)
         res.in_contact[pt] = True
-        res.depth[pt] = np.minimum(-gt, two_r)
         res.contact_normal[pt] = nt
         res.touching_shape[pt] = s0
         res.touching_body[pt] = self.shape_body[s0]
