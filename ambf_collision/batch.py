@@ -213,6 +213,10 @@ def _result_views(flat, n):
             flat[10 * n:13 * n].reshape(n, 3))
 
 
+_min, _max = np.minimum.reduce, np.maximum.reduce
+_count_nonzero = (np._core if hasattr(np, "_core") else np.core).multiarray.count_nonzero
+
+
 def _solid_module():
     from ambf_collision import solid_distance  # part B; imported only when solids are used
     return solid_distance
@@ -364,11 +368,11 @@ class PairDistance:
         if self._cc.size:
             self._compute_cc(flat[:self._flat_size * 7 // 23])
             if bounded:
-                known = float(self._cc_out[0].min())
+                known = float(_min(self._cc_out[0]))
         if self._ss_plane.size:
             self._compute_ss_plane(world)
             if bounded:
-                known = min(known, float(self._sp_out[0].min()))
+                known = min(known, float(_min(self._sp_out[0])))
         cs = self._cs
         if cs.size:
             known = cs.prepare(flat, bounded, known)
@@ -468,7 +472,7 @@ class _CapsuleSolidGroups:
         T = sum(len(sel) for _, sel, _ in groups)
         Tp = sum(len(sel) for kind, sel, _ in groups if kind == PLANE)   # the last rows
         Tb = T - Tp
-        return T, Tb, 22 * T + 4 * Tp + 6 * Tb
+        return T, Tb, 22 * T + 17 * Tp + 6 * Tb
 
     @classmethod
     def stage_size(cls, groups) -> int:
@@ -483,22 +487,25 @@ class _CapsuleSolidGroups:
         T, Tb, n_in = self._sizes(groups)
         self.size = T
         # ``stage (stage_size,)``: the inputs, gathered with one take from WorldShapes.flat:
-        # a, b (T,3), r (T,), center (T,3), rot (T,3,3), half (T,3), the plane rows' normal
-        # (Tp,3) and offset (Tp,), both ends of the bounded rows (Tb,2,3); then the outputs:
+        # a, b (T,3), r (T,), center (T,3), rot (T,3,3), half (T,3); of the plane rows (the
+        # last Tp): both ends stacked [a; b] (2Tp,3), the normal twice (2Tp,3), the offset
+        # twice (2Tp,), a (Tp,3); both ends of the bounded rows (Tb,2,3); then the outputs:
         # witnesses (rows [0, T): solid's, [T, 2T): capsule's; gathered as the solid's centre
         # and the capsule's first end, the witnesses of a row left bounded), distance, normal,
         # position
         self.n_gather = n_in + 6 * T
         self.buf = stage[:self.n_gather]
-        ins = np.split(self.buf, np.cumsum([3 * T, 3 * T, T, 3 * T, 9 * T, 3 * T, 3 * (T - Tb),
-                                            T - Tb, 6 * Tb]))
+        Tp = T - Tb
+        ins = np.split(self.buf, np.cumsum([3 * T, 3 * T, T, 3 * T, 9 * T, 3 * T, 6 * Tp, 6 * Tp,
+                                            2 * Tp, 3 * Tp, 6 * Tb]))
         self.a, self.b, self.center = (x.reshape(T, 3) for x in (ins[0], ins[1], ins[3]))
         self.r = ins[2]
         self.rot = ins[4].reshape(T, 3, 3)
         self.half = ins[5].reshape(T, 3)
-        plane_normal, plane_offset = ins[6].reshape(T - Tb, 3), ins[7]
-        self._ab = ins[8].reshape(Tb, 2, 3)
-        self.pts = ins[9].reshape(2 * T, 3)
+        plane_ab, plane_nn, plane_oo = ins[6].reshape(2 * Tp, 3), ins[7].reshape(2 * Tp, 3), ins[8]
+        plane_on = ins[9].reshape(Tp, 3)
+        self._ab = ins[10].reshape(Tb, 2, 3)
+        self.pts = ins[11].reshape(2 * T, 3)
         self.dist = stage[self.n_gather:self.n_gather + T]
         self.nrm = stage[self.n_gather + T:self.n_gather + 4 * T].reshape(T, 3)
         self.pos = stage[self.n_gather + 4 * T:].reshape(T, 3)
@@ -521,20 +528,18 @@ class _CapsuleSolidGroups:
             g.a, g.b, g.r, g.center = self.a[rows], self.b[rows], self.r[rows], self.center[rows]
             g.r2 = g.r.reshape(K, 1)
             g.rot, g.half = self.rot[rows], self.half[rows]
-            if kind == PLANE:
-                prow = slice(off - Tb, off - Tb + K)
-                g.normal, g.offset = plane_normal[prow], plane_offset[prow]
-            else:   # zero for non-plane solids (WorldShapes contract)
-                g.normal, g.offset = np.zeros((K, 3)), np.zeros(K)
             g.sign = np.where(solid_first, 1.0, -1.0)[:, None]
             g.neg_sign = -g.sign
-            if kind == PLANE:
-                g.da = np.empty(K)
+            if kind == PLANE:  # the only plane group: rows [Tb, T)
+                g.ab, g.nn, g.oo, g.on = plane_ab, plane_nn, plane_oo, plane_on
+                g.normal, g.offset = plane_nn[:K], plane_oo[:K]
+                g.dab = np.empty(2 * K)                 # [normal . a - offset; same for b]
+                g.da, g.db = g.dab[:K], g.dab[K:]
                 g.da2 = g.da.reshape(K, 1)
-                g.db = np.empty(K)
                 g.use_b = np.empty(K, dtype=bool)
                 g.use_b2 = g.use_b.reshape(K, 1)
-                g.on = np.empty((K, 3))
+            else:   # zero for non-plane solids (WorldShapes contract)
+                g.normal, g.offset = np.zeros((K, 3)), np.zeros(K)
             g.s_dist = self.dist[rows]
             g.s_near = self.pts[rows]
             g.s_cap = self.pts[T + off:T + off + K]
@@ -557,11 +562,12 @@ class _CapsuleSolidGroups:
         self.sol = sol = np.concatenate(sols) if sels else empty
         N, xyz, psol, cap_b = n_shapes, np.arange(3), sol[Tb:], cap[:Tb]
         a_i, c_i = (3 * cap[:, None] + xyz).ravel(), (3 * sol[:, None] + xyz).ravel()
+        ap_i, n_i = a_i[3 * Tb:], (19 * N + 3 * psol[:, None] + xyz).ravel()
         self.fidx = np.concatenate([
             a_i, 3 * N + a_i, 6 * N + cap, c_i,                              # a, b, r, centre
             (7 * N + 9 * sol[:, None] + np.arange(9)).ravel(),               # rot
             16 * N + c_i,                                                    # half
-            (19 * N + 3 * psol[:, None] + xyz).ravel(), 22 * N + psol,      # normal, offset
+            ap_i, 3 * N + ap_i, n_i, n_i, 22 * N + psol, 22 * N + psol, ap_i,  # plane rows
             (3 * cap_b[:, None, None] + [0, 3 * N] + xyz[:, None]).transpose(0, 2, 1).ravel(),
             c_i, a_i])                                                       # witnesses
         self._sd = None
@@ -580,17 +586,28 @@ class _CapsuleSolidGroups:
         self.lower = self.dist[:Tb]     # the reported distance of a row left bounded
         self.upper = np.empty(Tb)
         self._rel = np.empty((Tb, 2, 3))
+        self._loc = np.empty((Tb, 2, 2, 3))     # both ends in the solid's frame, and negated
+        self._side = np.empty((Tb, 2, 3))
+        self._side6 = self._side.reshape(Tb, 6)
+        self._rot_b = self.rot[:Tb]
         self._end_a = self._rel[:, 0]
         self._center_b = self.center[:Tb, None, :]
         self._nrm_b, self._pos_b = self.nrm[:Tb], self.pos[:Tb]
-        self._loc = np.empty((Tb, 2, 3))
         self.half_b = np.asarray(local_half, dtype=float)[sol[:Tb]]
         hull_rows = np.asarray(local_kind)[sol[:Tb]] == CONVEX
         self.half_b[hull_rows] = self.outer[hull_rows, None]
-        self.neg_half_b = -self.half_b
-        self.live = np.ones(Tb, dtype=bool)
+        self.half_b2 = self.half_b[:, None, :]
+        # exact flags of all pairs: ``live`` of the bounded rows, True for the others
+        self._exact_src = np.ones(Tb + 1, dtype=bool)
+        self.live = self._exact_src[:Tb]
         self.pair_live = self.live[self._pair_rows]
-        self.sel_b = self.sel[:Tb]
+        self._exact_idx = np.full(P, Tb, dtype=np.intp)
+        self._exact_idx[self.sel[:Tb]] = np.arange(Tb)
+        # groups of the exact kernel (rows [0, Tk)), each with its view of ``live``
+        self._kernel_groups = [g for g in self.groups if g.kind not in (PLANE, SOLID_PAIR)]
+        for g in self._kernel_groups:
+            g.live = self.live[g.rows]
+        self._kernel_live = self.live[:sum(len(g.sel) for g in self._kernel_groups)]
 
     def gather(self, flat):
         """This cycle's inputs of all rows from ``flat`` (``WorldShapes.flat``)."""
@@ -615,14 +632,16 @@ class _CapsuleSolidGroups:
         a, b, c, r = self.a[:Tb], self.b[:Tb], self.center[:Tb], self.r[:Tb]
         # gaps along the solid's axes: both ends in local coordinates (one matmul), extents
         # [-half, half] (constant per shape)
+        # [-half, half] (constant per shape): gap = max(min(l_a, l_b) - half, -max(l_a, l_b) -
+        # half) per axis, the second as min(-l_a, -l_b) - half
         rel = np.subtract(self._ab, self._center_b, out=self._rel)    # (Tb, 2, 3)
         end_a = self._end_a
-        loc = np.matmul(rel, self.rot[:Tb], out=self._loc)
-        lo = np.minimum(loc[:, 0], loc[:, 1])
-        lo -= self.half_b
-        hi = np.maximum(loc[:, 0], loc[:, 1])
-        np.subtract(self.neg_half_b, hi, out=hi)
-        gap = np.maximum(lo, hi, out=lo).max(axis=1)
+        E = self._loc                                                  # (Tb, 2, 2, 3)
+        loc = np.matmul(rel, self._rot_b, out=E[:, 0])
+        np.negative(loc, out=E[:, 1])
+        side = np.minimum(E[:, :, 0], E[:, :, 1], out=self._side)     # (Tb, 2, 3)
+        side -= self.half_b2
+        gap = _max(self._side6, 1)
         lower = np.subtract(gap, r, out=self.lower)
         smallest_upper = np.inf
         if upper:  # the capsule against the solid's centre spheres
@@ -639,12 +658,14 @@ class _CapsuleSolidGroups:
             np.subtract(dist, self.inner, out=self.upper)
             dist -= self.outer
             np.maximum(lower, dist, out=lower)
-            smallest_upper = float(self.upper.min())
+            smallest_upper = float(_min(self.upper))
         # the values reported for rows that stay bounded only (distance: ``lower``; witnesses
         # gathered)
         norm = np.sqrt(np.vecdot(end_a, end_a))[:, None]
-        nrm = np.divide(end_a, norm, out=self._nrm_b, where=norm > 0.0)
-        if not norm.all():
+        if norm.all():
+            nrm = np.divide(end_a, norm, out=self._nrm_b)
+        else:
+            nrm = np.divide(end_a, norm, out=self._nrm_b, where=norm > 0.0)
             nrm[norm[:, 0] == 0.0] = (0.0, 0.0, 1.0)
         nrm *= self.sign_b
         pos = np.add(c, a, out=self._pos_b)
@@ -662,7 +683,7 @@ class _CapsuleSolidGroups:
         for g in self.groups:
             if g.kind == PLANE:
                 self._finish(g, *self._plane(g))
-                known = min(known, float(g.s_dist.min()))
+                known = min(known, float(_min(g.s_dist)))
         if bounded:
             # an exact distance already caps the cutoff: the cheaper box-axis bounds suffice
             known = min(known, self.bounds(upper=not np.isfinite(known)))
@@ -674,22 +695,26 @@ class _CapsuleSolidGroups:
         computed whole when one of its rows is needed)."""
         if cutoff is None:
             self.live.fill(True)
+            self._exact_live()
         else:
             np.less_equal(self.lower, cutoff, out=self.live)
-        for g in self.groups:
-            if g.kind == PLANE or g.kind == SOLID_PAIR:  # solid - solid: coal, by PairDistance
-                continue
-            live = self.live[g.rows]
-            if live.all():
+            if _count_nonzero(self._kernel_live):
+                self._exact_live()
+            self._exact_src.take(self._exact_idx, None, res.exact, "clip")
+
+    def _exact_live(self):
+        """The exact kernel on the rows flagged in ``live`` (solid - solid rows: coal, by
+        PairDistance)."""
+        for g in self._kernel_groups:
+            n_live = _count_nonzero(g.live)
+            if n_live == len(g.live):
                 self._exact(g, slice(None))
-            elif live.any():
+            elif n_live:
                 if g.kind == CONVEX:  # compiled hulls: the whole group
-                    live.fill(True)
+                    g.live.fill(True)
                     self._exact(g, slice(None))
                 else:
-                    self._exact(g, np.flatnonzero(live))
-        if cutoff is not None:
-            res.exact[self.sel_b] = self.live
+                    self._exact(g, np.flatnonzero(g.live))
 
     def penetrating(self, world, res: PairResult):
         """Overwrite in ``res`` (after the staging rows were scattered into it) the pairs
@@ -744,14 +769,12 @@ class _CapsuleSolidGroups:
     def _plane(g):
         """Segment against half-space ``normal . x < offset``, closed form (the deepest end; ``a``
         on ties); the solid's witness is written straight into the staging rows."""
-        d = np.einsum("ij,ij->i", g.normal, g.a, out=g.da)
-        d -= g.offset
-        db = np.einsum("ij,ij->i", g.normal, g.b, out=g.db)
-        db -= g.offset
+        dab = np.einsum("ij,ij->i", g.nn, g.ab, out=g.dab)    # both ends in one call
+        dab -= g.oo
+        d, db = g.da, g.db
         np.less(db, d, out=g.use_b)
         np.copyto(d, db, where=g.use_b)
-        np.copyto(g.on, g.a)
-        np.copyto(g.on, g.b, where=g.use_b2)
+        np.copyto(g.on, g.b, where=g.use_b2)                   # g.on: gathered as a
         np.multiply(g.da2, g.normal, out=g.s_near)
         np.subtract(g.on, g.s_near, out=g.s_near)
         return d, g.on, g.s_near, g.normal
