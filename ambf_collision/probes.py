@@ -56,7 +56,7 @@ import numpy as np
 import yaml
 
 from ambf_collision.batch import LinkShapes
-from ambf_collision.segment_distance import point_segment_normal
+from ambf_collision.segment_distance import _TINY_LEN2, COINCIDENT, point_segment_normal
 from ambf_collision.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
 
 __all__ = [
@@ -598,6 +598,10 @@ except ImportError:  # pragma: no cover
 # x.any() / x.all() (optionally along an axis) without the Python wrapper of the methods
 _any = np.logical_or.reduce
 _all = np.logical_and.reduce
+try:  # the ufunc np.clip calls (same results, without its two Python layers)
+    from numpy._core.umath import clip as _clip
+except ImportError:  # pragma: no cover
+    _clip = np.clip
 
 
 def _slice_if_contiguous(idx):
@@ -692,9 +696,24 @@ def _solid_support(center, radius, n):
 
 
 def _round_sdf(ps, world, s, p, d, n):
-    """Spheres and capsules (segment a-b of radius r); fallback normals as in batch."""
-    L, _, _ = point_segment_normal(p, world.a.take(s, axis=0), world.b.take(s, axis=0), normal=n)
-    np.subtract(L, world.radius[s], out=d)
+    """Spheres and capsules (segment a-b of radius r): the distance and normal of
+    ``segment_distance.point_segment_normal`` (same operations, same values), with the
+    segment terms ``b - a`` and ``1 / |b - a|^2`` computed once per shape and gathered
+    per candidate. Points on their segment take its fallback normals (computed there)."""
+    seg = world.b - world.a  # (S, 3), every shape (a few rows)
+    l2 = _einsum("ij,ij->i", seg, seg)
+    inv = np.divide(1.0, l2, out=np.zeros_like(l2), where=l2 > _TINY_LEN2)
+    a, dk = world.a.take(s, axis=0), seg.take(s, axis=0)
+    t = _einsum("ij,ij->i", p - a, dk)
+    t *= inv.take(s)
+    t = _clip(t, 0.0, 1.0)
+    w = p - (a + t[:, None] * dk)  # p - closest point
+    L = np.sqrt(_einsum("ij,ij->i", w, w))
+    if _any(L < COINCIDENT):  # a point on its segment: the reference's fallback normals
+        L, _, _ = point_segment_normal(p, a, world.b.take(s, axis=0), normal=n)
+    else:
+        np.divide(w, np.maximum(L, COINCIDENT)[:, None], out=n)
+    np.subtract(L, world.radius.take(s), out=d)
 
 
 def _plane_sdf(ps, world, s, p, d, n):
