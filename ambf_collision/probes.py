@@ -732,8 +732,8 @@ def _box_sdf(ps, world, s, p, d, n):
         s = s[0]
     rot = world.rot.take(s, axis=0)
     h = world.half.take(s, axis=0)
-    q = _einsum("...ji,...j->...i", rot, p - world.a.take(s, axis=0))
-    diff = q - np.clip(q, -h, h)
+    q = _einsum("...ji,...j->...i", rot, p - world.a.take(s, axis=0))  # box frame
+    diff = q - _clip(q, -h, h)
     d_out = np.sqrt(_einsum("ij,ij->i", diff, diff))
     outside = d_out > 0.0
     if _all(outside):  # no candidate inside: no nearest-face search
@@ -741,14 +741,14 @@ def _box_sdf(ps, world, s, p, d, n):
         m = diff / d_out[:, None]
     else:  # nearest face inside, then the outside candidates overwritten
         depth = h - np.abs(q)
-        axis = np.argmin(depth, axis=1)
-        rows = np.arange(q.shape[0])
-        m = np.zeros_like(q)
-        m[rows, axis] = np.where(q[rows, axis] >= 0.0, 1.0, -1.0)
-        np.negative(depth[rows, axis], out=d)
+        face = depth.argmin(axis=1)
+        face += np.arange(0, q.size, 3)  # flat index of each candidate's nearest face
+        m = np.zeros(q.shape)
+        m.put(face, np.where(q.take(face) >= 0.0, 1.0, -1.0))
+        np.negative(depth.take(face), out=d)
         if _any(outside):
-            d[outside] = d_out[outside]
-            m[outside] = diff[outside] / d_out[outside, None]
+            np.copyto(d, d_out, where=outside)
+            np.divide(diff, d_out[:, None], out=m, where=outside[:, None])
     _einsum("...ij,...j->...i", rot, m, out=n)  # box frame -> world
 
 
