@@ -943,6 +943,54 @@ def test_box_exact_stage_bitwise_equals_point_signed_distance(where):
     assert n.tobytes() == np.asarray(n_ref, float).tobytes()
 
 
+@pytest.mark.parametrize("case", ["capsules", "spheres_and_capsules", "on_segment"])
+def test_round_exact_stage_bitwise_equals_point_segment_normal(case):
+    """The probes' sphere/capsule SDF (segment terms once per shape, gathered per candidate)
+    returns the same bits as segment_distance.point_segment_normal minus the radius, points
+    on a segment (fallback normals) and zero-length segments (spheres) included."""
+    from ambf_collision.probes import _round_sdf
+    from ambf_collision.segment_distance import point_segment_normal
+
+    rng = np.random.default_rng(["capsules", "spheres_and_capsules", "on_segment"].index(case))
+    sc = Scene(["finger", "a", "b"])
+    sc.add("a", Capsule([0.0, 0, 0], [0.05, 0.01, 0], 0.01))
+    sc.add("b", Capsule([0.0, 0.02, 0], [0.0, 0.02, 0.06], 0.02))
+    sc.add("b", Sphere([0.03, 0, 0.01], 0.015))
+    sc.pose("a", R=axis_angle_to_matrix(rng.normal(size=3), 1.1), t=[0.02, -0.01, 0.03])
+    sc.pose("b", R=axis_angle_to_matrix(rng.normal(size=3), 0.4), t=[-0.05, 0.0, 0.01])
+    world = sc.world()
+    s = np.sort(rng.integers(0, 3 if case != "capsules" else 2, 400))
+    u = rng.uniform(-0.2, 1.2, (400, 1))
+    p = world.a[s] + u * (world.b[s] - world.a[s]) + rng.normal(size=(400, 3)) * 0.02
+    if case == "on_segment":
+        p[:30] = world.a[s[:30]] + 0.5 * (world.b[s[:30]] - world.a[s[:30]])
+    d, n = np.empty(400), np.empty((400, 3))
+    _round_sdf(None, world, s, p, d, n)
+    L, _, n_ref = point_segment_normal(p, world.a[s], world.b[s])
+    assert d.tobytes() == (L - world.radius[s]).tobytes()
+    assert n.tobytes() == n_ref.tobytes()
+
+
+def test_outputs_reset_after_contact_but_not_rewritten_when_free():
+    """A sequence contact, free, free, proximity, contact gives at each step the outputs of a
+    fresh probe set evaluated on that step alone (the resets skipped after a free cycle lose
+    nothing)."""
+    sc = _plane_scene()
+    patch = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0, 0, -1.0]),
+                      np.array([1.0, 0, 0]), 0.003, 0.002, 1000.0, rows=3, cols=3)
+    specs = [patch, probe("single", position=(0.01, 0, 0))]
+    ps = sc.probe_set(specs)
+    fields = ("in_contact", "depth", "area", "force", "force_body", "contact_normal",
+              "touching_shape", "touching_body", "distance", "patch_force", "patch_area",
+              "patch_in_contact", "position", "normal")
+    for z in (0.001, 1.0, 2.0, 0.03, 0.0015):
+        sc.pose("finger", t=[0, 0, z])
+        res = sc.evaluate(ps)
+        ref = sc.evaluate(sc.probe_set(specs))
+        for f in fields:
+            assert getattr(res, f).tobytes() == getattr(ref, f).tobytes(), (z, f)
+
+
 def test_slice_if_contiguous_gathers_the_same_rows():
     """Contiguous ascending indices become a slice (a view), anything else stays an index
     array; both select the same rows."""
