@@ -1050,6 +1050,9 @@ class ProbeSet:
         self._exact_groups = groups
         self._group_bounds = np.array([g[0] for g in groups] + [groups[-1][1]] if groups else [0],
                                       dtype=np.intp)
+        self._pos_group = [0] * S  # kind group of each sorted shape position
+        for g, (lo, hi, _) in enumerate(groups):
+            self._pos_group[lo:hi] = [g] * (hi - lo)
         self._sorder = order
         self._reordered = bool(np.any(order != np.arange(S)))
         self._s_body = self.shape_body[order]
@@ -1182,7 +1185,7 @@ class ProbeSet:
             keep = _einsum("ij,ij->i", diff, diff) <= reach * reach
             if ok is not None:
                 keep &= ok
-        idx = np.flatnonzero(keep)
+        idx = keep.nonzero()[0]
         if idx.size == 0:
             return None
         if idx.size < keep.size:
@@ -1282,6 +1285,10 @@ class ProbeSet:
             self._ws_d = np.empty(cap)
             self._ws_n = np.empty((cap, 3))
         d, nc = self._ws_d[:K], self._ws_n[:K]
+        g = self._pos_group[sp[0]]
+        if g == self._pos_group[sp[-1]]:  # one kind group (sp is sorted)
+            self._exact_groups[g][2](self, world, self._sorder[sp], P, d, nc)
+            return d, nc
         bounds = np.searchsorted(sp, self._group_bounds).tolist()
         for g, (_, _, fn) in enumerate(self._exact_groups):
             a, b = bounds[g], bounds[g + 1]
@@ -1321,22 +1328,33 @@ class ProbeSet:
         gap = d - r
         seen = _einsum("ij,ij->i", nc, res.normal if every else res.normal.take(pi, axis=0)) < 0.0
         seen &= gap <= (self.range if every else self.range[pi])
-        idx = np.flatnonzero(seen)
+        if _all(seen):  # every candidate seen: nothing to select
+            if sp[0] == sp[-1]:  # one shape (sp is sorted): each probe once
+                self._one_shape(res, body_R, int(self._sorder[sp[0]]), pi, nc, gap, r)
+            else:
+                self._several_shapes(res, body_R, None, pi, sp, nc, gap, r)
+            return res
+        idx = seen.nonzero()[0]
         if idx.size == 0:
             return res
-        if sp[idx[0]] == sp[idx[-1]]:  # one shape seen (sp is sorted): each probe once
-            s0 = int(self._sorder[sp[idx[0]]])
-            if idx.size == pi.size:  # every candidate seen: nothing to select
-                self._one_shape(res, body_R, s0, pi, d, nc, gap, r)
-            else:
-                self._one_shape(res, body_R, s0, pi[idx], d[idx], nc.take(idx, axis=0), gap[idx], r[idx])
-            return res
-        si = self._sorder[sp[idx]]
+        if sp[idx[0]] == sp[idx[-1]]:
+            self._one_shape(res, body_R, int(self._sorder[sp[idx[0]]]), pi[idx],
+                            nc.take(idx, axis=0), gap[idx], r[idx])
+        else:
+            self._several_shapes(res, body_R, idx, pi, sp, nc, gap, r)
+        return res
+
+    def _several_shapes(self, res, body_R, idx, pi, sp, nc, gap, r):
+        """Per-probe outputs from the seen pairs ``idx`` (None: every pair) of candidates on
+        several shapes: sums over the touching shapes, nearest seen shape per probe."""
+        N = len(self.names)
+        si = self._sorder[sp if idx is None else sp[idx]]
         if self._reordered:
             # back to ascending shape index per probe (the order the sums below add in)
             o = np.argsort(si, kind="stable")
-            idx, si = idx[o], si[o]
-        pi, nc, gap, r = pi[idx], nc.take(idx, axis=0), gap[idx], r[idx]
+            idx, si = (o if idx is None else idx[o]), si[o]
+        if idx is not None:
+            pi, nc, gap, r = pi[idx], nc.take(idx, axis=0), gap[idx], r[idx]
 
         # sums over touching shapes (one bincount over probe*3 + axis: per entry the same
         # additions in the same order as one bincount per axis)
@@ -1360,7 +1378,7 @@ class ProbeSet:
         p1 = pi[sel]
         res.distance[p1] = gap[sel]
         if not any_touch:  # force, area, contacts and patch totals stay as reset
-            return res
+            return
         hit = gap[sel] < 0.0
         ph, sh = p1[hit], sel[hit]
         res.in_contact[ph] = True
@@ -1368,9 +1386,7 @@ class ProbeSet:
         res.contact_normal[ph] = nc.take(sh, axis=0)
         res.touching_shape[ph] = si[sh]
         res.touching_body[ph] = self.shape_body[si[sh]]
-
         self._finish(res, body_R)
-        return res
 
     def _reset(self, res):
         """Outputs back to their free values (no contact, nothing within range)."""
@@ -1404,7 +1420,7 @@ class ProbeSet:
                 position[sel] = self._local_h[sel] @ M
                 normal[sel] = self.local_normal[sel] @ Rt
 
-    def _one_shape(self, res, body_R, s0, pi, d, nc, gap, r):
+    def _one_shape(self, res, body_R, s0, pi, nc, gap, r):
         """Per-probe outputs when all seen pairs are on shape ``s0`` (each probe at most
         once: no sums, no nearest-per-probe search)."""
         every = pi is self._probe_ids  # every probe, in order: whole-array writes
@@ -1416,7 +1432,7 @@ class ProbeSet:
             pt, gt, nt = pi, gap, nc
             two_r = self._two_r if every else 2.0 * r
         elif _any(touch):
-            t = np.flatnonzero(touch)
+            t = touch.nonzero()[0]
             pt, gt, nt = (t if every else pi[t]), gap[t], nc.take(t, axis=0)
             two_r = 2.0 * r[t]
         else:
