@@ -1,8 +1,9 @@
 """Exact signed distances from points and segments to solids (box, cylinder, cone, plane, convex hull).
 
-Everything is in metres and vectorised over K items of ONE solid kind (NumPy only, no Python loop
-over items). A solid is given by its world pose: ``center`` (K,3) and ``rot`` (K,3,3) world-from-local,
-so ``x_world = rot @ x_local + center``.
+Everything is in metres and vectorised over K items of ONE solid kind (NumPy, no Python loop over
+items; only BOX segment calls of a few rows run row by row in Python floats, with the same results).
+A solid is given by its world pose: ``center`` (K,3) and ``rot`` (K,3,3) world-from-local, so
+``x_world = rot @ x_local + center``.
 
 Local geometry (``half`` (K,3)):
 
@@ -32,6 +33,8 @@ Deterministic fallbacks where the normal or the nearest point is not unique:
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -723,6 +726,176 @@ def _box_segment_t(qa, u, h):
     return np.where(d <= scale[:, None], T, 2.0).min(1)
 
 
+# ----------------------------------------------------------------------------------------------------
+# BOX segments, a few rows: the same candidates and operations in Python floats
+
+#: Up to this many rows a BOX segment call takes :func:`_box_segment_rows` (about 10-20 us per
+#: row against ~75 us for the NumPy kernel's ~80 array calls, whatever K).
+BOX_SCALAR_ROWS = 4
+_BOX_PAIR_LIST = tuple(zip(_PAIR_J.tolist(), _PAIR_K.tolist()))
+
+
+def _box_row_t(qx, qy, qz, ux, uy, uz, hx, hy, hz):
+    """One row of :func:`_box_segment_t` in Python floats (local frame, metres): the minimiser t
+    of the box SDF along q(t) = qa + t u, lowest among ties.
+
+    Every candidate value and every distance is computed by the same IEEE operations in the same
+    order as the NumPy kernel (bitwise equal). A knot or crossing outside (0, 1) is clamped there
+    to 0 or 1 (nan and +-inf included), which are candidates anyway, so only interior ones are
+    kept; equal candidates are evaluated once; a zero-width interval's vertex is its end."""
+    e = (hx - qx, hy - qy, hz - qz, hx + qx, hy + qy, hz + qz)
+    m = (ux, uy, uz, -ux, -uy, -uz)
+    knots = [0.0, 1.0]
+    for j in range(6):
+        if m[j] != 0.0:
+            x = e[j] / m[j]
+            if 0.0 < x < 1.0:
+                knots.append(x)
+    knots.sort()
+    cands = set(knots)
+    for j, k in _BOX_PAIR_LIST:  # crossings of the inside lines
+        x = m[j] - m[k]
+        if x != 0.0:
+            x = (e[j] - e[k]) / x
+            if 0.0 < x < 1.0:
+                cands.add(x)
+    left = knots[0]
+    for right in knots[1:]:
+        if right != left:
+            cands.add(_box_row_vertex(left, right, qx, qy, qz, ux, uy, uz, hx, hy, hz))
+        left = right
+    return _box_row_pick(cands, qx, qy, qz, ux, uy, uz, hx, hy, hz)
+
+
+def _box_row_vertex(left, right, qx, qy, qz, ux, uy, uz, hx, hy, hz):
+    """Minimiser on [left, right] of the outside distance^2 (outside axes fixed at the middle),
+    as the kernel's vertex column: its sums run over the axes in the order x, z, y."""
+    v = (left + right) * 0.5
+    s0 = s1 = 0.0
+    w = v * ux + qx
+    if w > hx or w < -hx:
+        s0 = (qx - (hx if w > hx else -hx)) * ux
+        s1 = ux * ux
+    w = v * uz + qz
+    if w > hz or w < -hz:
+        s0 += (qz - (hz if w > hz else -hz)) * uz
+        s1 += uz * uz
+    w = v * uy + qy
+    if w > hy or w < -hy:
+        s0 += (qy - (hy if w > hy else -hy)) * uy
+        s1 += uy * uy
+    if s1 != 0.0:
+        v = -(s0 / s1)
+        return v if left < v < right else (right if v >= right else left)
+    return right if s0 < 0.0 else left  # -(s0 / 0): +inf -> right; -inf, nan -> left
+
+
+def _box_row_pick(cands, qx, qy, qz, ux, uy, uz, hx, hy, hz):
+    """Lowest t among the candidates whose box signed distance (as :func:`_box_dist`, squares
+    summed x, z, y) is the minimum up to the kernel's tie tolerance."""
+    best = []
+    dmin = math.inf
+    for t in cands:
+        x = t * ux + qx
+        y = t * uy + qy
+        z = t * uz + qz
+        s = 0.0
+        if x > hx or x < -hx:
+            s = x - (hx if x > hx else -hx)
+            s *= s
+        if z > hz or z < -hz:
+            w = z - (hz if z > hz else -hz)
+            s += w * w
+        if y > hy or y < -hy:
+            w = y - (hy if y > hy else -hy)
+            s += w * w
+        if s > 0.0:
+            d = math.sqrt(s)
+        else:  # inside: max(|q| - h) over the axes
+            d = abs(x) - hx
+            w = abs(y) - hy
+            if w > d:
+                d = w
+            w = abs(z) - hz
+            if w > d:
+                d = w
+        best.append((t, d))
+        if d < dmin:
+            dmin = d
+    thr = (max(abs(qx), abs(qy), abs(qz)) + max(abs(ux), abs(uy), abs(uz)) + max(hx, hy, hz)) * _TIE + dmin
+    return min([t for t, d in best if d <= thr])
+
+
+def _box_segment_rows(a, b, center, rot, half):
+    """BOX :func:`segment_solid_distance` row by row in Python floats (K <= BOX_SCALAR_ROWS):
+    the NumPy path's results bit for bit (einsum's summation orders included), except the sign of a
+    zero ``on_segment`` component where ``a`` has -0.0 and t = 0 (that path takes it from its work
+    buffers). Returns None, for the NumPy path, unless ``rot`` is C-contiguous float64 (einsum's
+    order depends on the layout), all shapes are (K,3) / (K,3,3), the inputs are finite and below
+    1e100 in magnitude and the half extents positive."""
+    K = a.shape[0]
+    if not (isinstance(rot, np.ndarray) and rot.dtype == np.float64 and rot.flags.c_contiguous
+            and rot.shape == (K, 3, 3) and a.shape == b.shape == half.shape == np.shape(center) == (K, 3)):
+        return None
+    A, B, H = a.tolist(), b.tolist(), half.tolist()
+    C = np.asarray(center, dtype=float).tolist()
+    Rf = rot.ravel().tolist()
+    out = [0.0] * (10 * K)  # d (K,), then on_segment, nearest, n (K,3) each: one array, four views
+    for k in range(K):
+        ax, ay, az = A[k]
+        bx, by, bz = B[k]
+        cx, cy, cz = C[k]
+        hx, hy, hz = H[k]
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = Rf[9 * k:9 * k + 9]
+        if not (sum(map(abs, (ax, ay, az, bx, by, bz, cx, cy, cz, hx, hy, hz, r00, r01, r02, r10, r11, r12,
+                              r20, r21, r22))) < 1e100 and hx > 0.0 and hy > 0.0 and hz > 0.0):
+            return None
+        # local frame as _to_local: einsum sums over j = 0, 1, 2 from 0.0
+        px, py, pz = ax - cx, ay - cy, az - cz
+        qx = 0.0 + (r00 * px + r10 * py + r20 * pz)
+        qy = 0.0 + (r01 * px + r11 * py + r21 * pz)
+        qz = 0.0 + (r02 * px + r12 * py + r22 * pz)
+        px, py, pz = bx - cx, by - cy, bz - cz
+        ux = (0.0 + (r00 * px + r10 * py + r20 * pz)) - qx
+        uy = (0.0 + (r01 * px + r11 * py + r21 * pz)) - qy
+        uz = (0.0 + (r02 * px + r12 * py + r22 * pz)) - qz
+        t = _box_row_t(qx, qy, qz, ux, uy, uz, hx, hy, hz)
+        d, (x0, x1, x2), (n0, n1, n2) = _box_point_row(qx + t * ux, qy + t * uy, qz + t * uz, hx, hy, hz)
+        out[k] = d
+        i = K + 3 * k
+        out[i:i + 3] = ax + t * (bx - ax), ay + t * (by - ay), az + t * (bz - az)
+        # world frame as _to_world_point / _to_world_vec: einsum sums over j in the order 0, 2, 1
+        i += 3 * K
+        out[i:i + 3] = ((0.0 + (r00 * x0 + r02 * x2 + r01 * x1)) + cx, (0.0 + (r10 * x0 + r12 * x2 + r11 * x1)) + cy,
+                        (0.0 + (r20 * x0 + r22 * x2 + r21 * x1)) + cz)
+        i += 3 * K
+        out[i:i + 3] = (0.0 + (r00 * n0 + r02 * n2 + r01 * n1), 0.0 + (r10 * n0 + r12 * n2 + r11 * n1),
+                        0.0 + (r20 * n0 + r22 * n2 + r21 * n1))
+    out = np.array(out)
+    return out[:K], out[K:4 * K].reshape(K, 3), out[4 * K:7 * K].reshape(K, 3), out[7 * K:].reshape(K, 3)
+
+
+def _box_point_row(x, y, z, hx, hy, hz):
+    """One point of :func:`_box_local` in Python floats (local, metres): d, nearest, n as tuples,
+    bitwise as the NumPy version (its einsum sums the squares in the order x, z, y)."""
+    cx = hx if x > hx else (-hx if x < -hx else x)
+    cy = hy if y > hy else (-hy if y < -hy else y)
+    cz = hz if z > hz else (-hz if z < -hz else z)
+    dx, dy, dz = x - cx, y - cy, z - cz
+    d = math.sqrt(dx * dx + dz * dz + dy * dy)
+    if d > 0.0:
+        return d, (cx, cy, cz), (dx / d, dy / d, dz / d)
+    # inside (or on the surface): the face of least depth, lowest axis on ties, + face at 0
+    depth = (hx - abs(x), hy - abs(y), hz - abs(z))
+    i = 0 if depth[0] <= depth[1] and depth[0] <= depth[2] else (1 if depth[1] <= depth[2] else 2)
+    q = [x, y, z]
+    s = 1.0 if q[i] >= 0.0 else -1.0
+    n = [0.0, 0.0, 0.0]
+    n[i] = s
+    q[i] = s * (hx, hy, hz)[i]
+    return -depth[i], tuple(q), tuple(n)
+
+
 #: Halley steps on the squared rim distance always taken (fixed: an item's result never depends on
 #: its batch); items not converged by then continue alone, up to RIM_STEPS in all.
 RIM_FIXED_STEPS = 2
@@ -1148,6 +1321,10 @@ def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=N
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     half = np.asarray(half, dtype=float)
+    if kind == BOX and 0 < a.shape[0] <= BOX_SCALAR_ROWS:
+        out = _box_segment_rows(a, b, center, rot, half)
+        if out is not None:
+            return out
     qa = _to_local(a, center, rot)
     u = _to_local(b, center, rot) - qa
     if kind == BOX:
