@@ -18,6 +18,8 @@ conservative lower bound proves farther than ``near`` and than the closest pair.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ambf_collision.segment_distance import SegmentPairSolver, point_segment_normal
@@ -608,6 +610,8 @@ class _CapsuleSolidGroups:
         for g in self._kernel_groups:
             g.live = self.live[g.rows]
         self._kernel_live = self.live[:sum(len(g.sel) for g in self._kernel_groups)]
+        self._plane_group = next((g for g in self.groups if g.kind == PLANE), None)
+        self._pts_solid, self._pts_round = self.pts[:T], self.pts[T:]
 
     def gather(self, flat):
         """This cycle's inputs of all rows from ``flat`` (``WorldShapes.flat``)."""
@@ -660,16 +664,14 @@ class _CapsuleSolidGroups:
             np.maximum(lower, dist, out=lower)
             smallest_upper = float(_min(self.upper))
         # the values reported for rows that stay bounded only (distance: ``lower``; witnesses
-        # gathered)
+        # gathered; position: by prepare)
         norm = np.sqrt(np.vecdot(end_a, end_a))[:, None]
-        if norm.all():
+        if _count_nonzero(norm) == Tb:
             nrm = np.divide(end_a, norm, out=self._nrm_b)
         else:
             nrm = np.divide(end_a, norm, out=self._nrm_b, where=norm > 0.0)
             nrm[norm[:, 0] == 0.0] = (0.0, 0.0, 1.0)
         nrm *= self.sign_b
-        pos = np.add(c, a, out=self._pos_b)
-        pos *= 0.5
         return smallest_upper
 
     def prepare(self, flat, bounded: bool, known: float = np.inf) -> float:
@@ -680,13 +682,17 @@ class _CapsuleSolidGroups:
         bounds."""
         self.gather(flat)
         self._penetrating = []
-        for g in self.groups:
-            if g.kind == PLANE:
-                self._finish(g, *self._plane(g))
-                known = min(known, float(_min(g.s_dist)))
+        g = self._plane_group
+        if g is not None:
+            self._finish(g, *self._plane(g), position=False)
+            known = min(known, float(_min(g.s_dist)))
         if bounded:
             # an exact distance already caps the cutoff: the cheaper box-axis bounds suffice
-            known = min(known, self.bounds(upper=not np.isfinite(known)))
+            known = min(known, self.bounds(upper=not math.isfinite(known)))
+        # position of every row from its witnesses (plane rows: exact; the others: the
+        # gathered reference points, replaced by the exact kernel where it runs)
+        pos = np.add(self._pts_solid, self._pts_round, out=self.pos)
+        pos *= 0.5
         return known
 
     def finish(self, res: PairResult, cutoff=None):
@@ -755,15 +761,16 @@ class _CapsuleSolidGroups:
                 self._penetrating.append((g, pen))
 
     @staticmethod
-    def _finish(g, d, on_seg, nearest, n):
+    def _finish(g, d, on_seg, nearest, n, position=True):
         """Staging rows of a whole group from the solid-side result (``nearest`` already in
-        ``g.s_near``)."""
+        ``g.s_near``); the position only with ``position``."""
         np.subtract(d, g.r, out=g.s_dist)
         np.multiply(g.r2, n, out=g.s_cap)
         np.subtract(on_seg, g.s_cap, out=g.s_cap)
         np.multiply(n, g.sign, out=g.s_nrm)
-        np.add(nearest, g.s_cap, out=g.s_pos)
-        g.s_pos *= 0.5
+        if position:
+            np.add(nearest, g.s_cap, out=g.s_pos)
+            g.s_pos *= 0.5
 
     @staticmethod
     def _plane(g):
