@@ -1153,7 +1153,7 @@ class ProbeSet:
             if k == 1:
                 pi, P = self._probe_ids, self.result.position
             else:
-                pi = np.tile(self._probe_ids, k)
+                pi = np.concatenate([self._probe_ids] * k)
                 P = self.result.position.take(pi, axis=0)
             sp = np.repeat(sp[::C], N)
         elif self._members is not None:
@@ -1229,6 +1229,8 @@ class ProbeSet:
         if not self._any_uniform:
             return True
         if planes or boxes:
+            if not _any(hit, axis=None):  # the usual free cycle ends here
+                return False
             rows = _any(hit, axis=1).tolist()
             planes = planes and True in rows[p0:p1]
             boxes = boxes and True in rows[b0:b1]
@@ -1315,7 +1317,8 @@ class ProbeSet:
         res.pairs_checked = 0
         if N == 0 or world_shapes is None or len(self.shape_body) == 0:
             return res
-        self._sync_kinds(world_shapes)
+        if world_shapes.kind is not self._kind_src:
+            self._sync_kinds(world_shapes)
         cand = self._broadphase(body_R, body_t, world_shapes)
         if cand is None:  # nothing within reach: no exact stage
             return res
