@@ -1063,8 +1063,9 @@ class ProbeSet:
         self._s_radius = self.shape_radius[order]
         cr = self.cluster_radius
         # (S, C) bound of |cluster centre - shape centre|^2; inf stays inf
-        self._bound = np.ascontiguousarray(((cr[:, None] + self.shape_radius[None, :]) ** 2).T[order])
         self._allowed = np.ascontiguousarray(self.cluster_allowed.T[order])
+        # -1 for the pairs not sensed (no distance is <= -1): one comparison tests both
+        self._bound = np.where(self._allowed, ((cr[:, None] + self.shape_radius[None, :]) ** 2).T[order], -1.0)
         # (S, C) bound of |cluster centre - shape centre|^2 within which every member passes
         # the fine test (|p - shape centre| <= member reach + shape radius); -1: never
         inner = (self._s_radius[:, None] + self._cluster_least_reach[None, :]
@@ -1137,8 +1138,7 @@ class ProbeSet:
                 d2 += tmp
         if world is not None and self._rigid is not None:
             self._static_prune(body_t, world, sw)
-        np.less_equal(d2, self._bound if world is None else self._bound_world, out=hit)
-        hit &= self._allowed
+        np.less_equal(d2, self._bound if world is None else self._bound_world, out=hit)  # sensed too
         if world is not None and not self._prune(body_R, body_t, world, sw, cw, hit):
             return None  # every pair pruned (the usual free cycle): no nonzero
         sp, ci = np.nonzero(hit)
@@ -1404,8 +1404,9 @@ class ProbeSet:
         """Probe centres ``R p + t`` and sensor normals ``R n`` in world, per body of
         ``self._groups``. Bodies with several probes move their centres by one matmul of the
         rows ``[p, 1]`` by ``[R^T; t^T]`` (the same products and sums in the same order as
-        ``p R^T`` then ``+ t``); a single probe keeps the vector-matrix product plus ``t`` (the
-        one-row matmul adds in another order)."""
+        ``p R^T`` then ``+ t``) and their normals by its contiguous ``R^T`` rows; a single
+        probe keeps the vector-matrix products with the view ``R^T`` (plus ``t``): one-row
+        products add in another order."""
         M = self._pose_map
         for b, sel in self._groups:
             Rt = body_R[b].T
@@ -1414,14 +1415,15 @@ class ProbeSet:
                     np.copyto(M[:3], Rt)
                     M[3] = body_t[b]
                     np.matmul(self._local_h[sel], M, out=position[sel])
+                    np.matmul(self.local_normal[sel], M[:3], out=normal[sel])
                 else:
                     np.add(self.local_position[sel] @ Rt, body_t[b], out=position[sel])
-                np.matmul(self.local_normal[sel], Rt, out=normal[sel])
+                    np.matmul(self.local_normal[sel], Rt, out=normal[sel])
             else:  # several probes (a lone probe is a slice)
                 np.copyto(M[:3], Rt)
                 M[3] = body_t[b]
                 position[sel] = self._local_h[sel] @ M
-                normal[sel] = self.local_normal[sel] @ Rt
+                normal[sel] = self.local_normal[sel] @ M[:3]
 
     def _one_shape(self, res, body_R, s0, pi, nc, gap, r):
         """Per-probe outputs when all seen pairs are on shape ``s0`` (each probe at most
