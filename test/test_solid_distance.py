@@ -5,6 +5,8 @@ surface sampling bounds (inside points: coal's EPA is wrong for deep points in c
 the solids' surface equations.
 """
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -638,3 +640,109 @@ def test_fast_segment_work_arrays_do_not_leak_between_calls():
         again = segment_solid_distance(kind, *args, None, None)
         for x, y in zip(ref[kind], again):
             assert np.array_equal(x, y)
+
+
+# ------------------------------------------------------------------------------------- box: few rows in Python
+
+def _box_numpy_path(monkeypatch, *args):
+    import ambf_collision.solid_distance as sd
+    with monkeypatch.context() as m:
+        m.setattr(sd, "BOX_SCALAR_ROWS", 0)
+        return segment_solid_distance(BOX, *args, None, None)
+
+
+def _assert_same_bits(ref, got):
+    """d, nearest, n byte for byte; on_segment by value (its zero signs where a has -0.0 and t = 0
+    come from the NumPy kernel's work buffers)."""
+    for k, (x, y) in enumerate(zip(ref, got)):
+        assert x.shape == y.shape and x.dtype == y.dtype
+        assert np.array_equal(x, y) if k == 1 else x.tobytes() == y.tobytes()
+
+
+def _exact_local_box_rows(rng, n):
+    """Segments and boxes whose local geometry is exact (dyadic coordinates, signed permutation
+    rotations): segments parallel to faces, in a face, along an edge, through the centre, inside,
+    zero-length, diagonal (parallel inside lines), with -0.0 components."""
+    perms = []
+    for p in itertools.permutations(range(3)):
+        for s in itertools.product([1.0, -1.0], repeat=3):
+            M = np.zeros((3, 3))
+            M[range(3), p] = s
+            if np.linalg.det(M) > 0:
+                perms.append(M)
+    R = np.stack([perms[i] for i in rng.integers(0, len(perms), n)])
+    R[:n // 2] = np.where(R[:n // 2] == 0.0, -0.0, R[:n // 2])
+    c = rng.integers(-8, 9, (n, 3)) / 8.0
+    h = rng.integers(1, 9, (n, 3)) / 8.0
+    qa = rng.integers(-12, 13, (n, 3)) / 8.0
+    qb = rng.integers(-12, 13, (n, 3)) / 8.0
+    i, ax = np.arange(n) % 9, rng.integers(0, 3, n)
+    qb[i == 0] = qa[i == 0]
+    m = i == 1
+    qb[m, ax[m]] = qa[m, ax[m]]
+    m = i == 2
+    qa[m, ax[m]] = qb[m, ax[m]] = h[m, ax[m]]
+    m = i == 3
+    qa[m, ax[m]] = qb[m, ax[m]] = h[m, ax[m]]
+    qa[m, (ax[m] + 1) % 3] = qb[m, (ax[m] + 1) % 3] = -h[m, (ax[m] + 1) % 3]
+    qb[i == 4] = -qa[i == 4]
+    m = i == 5
+    qa[m] = h[m] * rng.uniform(-1, 1, (m.sum(), 3))
+    qb[m] = h[m] * rng.uniform(-1, 1, (m.sum(), 3))
+    m = i == 6
+    qb[m, 0] = qa[m, 0] + 0.25
+    qb[m, 1] = qa[m, 1] - 0.25
+    m = i == 7
+    qb[m] = qa[m] + rng.normal(size=(m.sum(), 3)) * 1e-12
+    a = np.einsum("kij,kj->ki", R, qa) + c
+    b = np.einsum("kij,kj->ki", R, qb) + c
+    a[i == 8] = np.where(a[i == 8] == 0.0, -0.0, a[i == 8])
+    return a, b, c, R, h
+
+
+def test_box_few_rows_python_path_is_bitwise_the_numpy_kernel(monkeypatch):
+    """BOX calls of K <= BOX_SCALAR_ROWS rows (run in Python floats) give the NumPy kernel's
+    results bit for bit: random poses, exact local special cases, the adversarial set."""
+    from ambf_collision.solid_distance import BOX_SCALAR_ROWS, _box_segment_rows
+    rng = np.random.default_rng(23)
+    sets = []
+    n = 400
+    c = rng.normal(size=(n, 3))
+    sets.append((c + 1.5 * rng.normal(size=(n, 3)), c + 1.5 * rng.normal(size=(n, 3)), c,
+                 quat_to_matrix(rng.normal(size=(n, 4))), rng.uniform(0.05, 1, (n, 3))))
+    sets.append(_exact_local_box_rows(rng, 900))
+    a, b, h = _box_adversarial(np.random.default_rng(16))
+    keep = np.all(h > 0, axis=1)  # zero half extents: the NumPy path (see below)
+    a, b, h = a[keep], b[keep], h[keep]
+    sets.append((a, b, np.zeros_like(a), np.broadcast_to(np.eye(3), (len(a), 3, 3)).copy(), h))
+    for a, b, c, R, h in sets:
+        start = 0
+        while start < len(a):
+            K = 1 + (start // 7) % BOX_SCALAR_ROWS
+            rows = slice(start, start + K)
+            args = (a[rows], b[rows], c[rows], R[rows], h[rows])
+            assert _box_segment_rows(*args) is not None
+            _assert_same_bits(_box_numpy_path(monkeypatch, *args), segment_solid_distance(BOX, *args, None, None))
+            start += K
+
+
+def test_box_few_rows_python_path_falls_back():
+    """The row-by-row path declines (None: the NumPy kernel runs) a rotation layout whose einsum
+    summation order differs, non-finite inputs and zero half extents."""
+    from ambf_collision.solid_distance import _box_segment_rows
+    rng = np.random.default_rng(5)
+    c = rng.normal(size=(2, 3))
+    R = quat_to_matrix(rng.normal(size=(2, 4)))
+    a, b, h = c + rng.normal(size=(2, 3)), c + rng.normal(size=(2, 3)), rng.uniform(0.1, 1, (2, 3))
+    assert _box_segment_rows(a, b, c, R, h) is not None
+    assert _box_segment_rows(a, b, c, np.asfortranarray(R), h) is None
+    bad = a.copy()
+    bad[1, 2] = np.nan
+    assert _box_segment_rows(bad, b, c, R, h) is None
+    bad[1, 2] = np.inf
+    assert _box_segment_rows(bad, b, c, R, h) is None
+    flat = h.copy()
+    flat[0, 1] = 0.0
+    assert _box_segment_rows(a, b, c, R, flat) is None
+    d, on, x, n = segment_solid_distance(BOX, a, b, c, R, flat, None, None)  # NumPy kernel
+    assert np.all(np.isfinite(d)) and np.all(np.isfinite(n))
