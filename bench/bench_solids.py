@@ -3,7 +3,8 @@
 node's usual near_only call, a box or cylinder near the arm) against the reference
 and against coal called per pair from Python (with nearest points), all measured in this run. The fast
 path's time is the best of 7 runs (small K is dominated by the per-NumPy-call overhead and the best
-run is the least disturbed by other load on the machine)."""
+run is the least disturbed by other load on the machine). Last, BOX calls of K = 1 .. BOX_SCALAR_ROWS + 1
+rows: the row-by-row Python path against the NumPy kernel on the same inputs."""
 
 import sys
 import time
@@ -68,6 +69,25 @@ def main():
                 tc = per_call(lambda: [solid_pair_distance(caps[k], sol[k]) for k in range(K)], 3)
             print(f"  K={K:5d} {NAMES[kind]:9s} new {tn * 1e6:9.1f}  ref {to * 1e6:9.1f}  coal {tc * 1e6:9.1f}"
                   f"   ref/new {to / tn:6.1f}  coal/new {tc / tn:6.2f}")
+
+    box_rows(rng)
+
+
+def box_rows(rng):
+    """BOX calls of a few rows: the row-by-row Python path against the NumPy kernel (the path
+    above BOX_SCALAR_ROWS), same inputs, best of 7 runs."""
+    from ambf_collision import solid_distance as sd
+    print(f"box, row-by-row path (K <= {sd.BOX_SCALAR_ROWS}) vs NumPy kernel, time per call (us)")
+    limit = sd.BOX_SCALAR_ROWS
+    for K in range(1, limit + 2):
+        a, b, c, R, h = cases(BOX, K, rng)
+        t_rows = per_call(lambda: segment_solid_distance(BOX, a, b, c, R, h, None, None), 200, 7)
+        sd.BOX_SCALAR_ROWS = 0
+        try:
+            t_np = per_call(lambda: segment_solid_distance(BOX, a, b, c, R, h, None, None), 200, 7)
+        finally:
+            sd.BOX_SCALAR_ROWS = limit
+        print(f"  K={K}  rows {t_rows * 1e6:6.1f}  numpy {t_np * 1e6:6.1f}  ratio {t_rows / t_np:5.2f}")
 
 
 if __name__ == "__main__":
