@@ -831,8 +831,8 @@ def _box_segment_rows(a, b, center, rot, half):
     the NumPy path's results bit for bit (einsum's summation orders included), except the sign of a
     zero ``on_segment`` component where ``a`` has -0.0 and t = 0 (that path takes it from its work
     buffers). Returns None, for the NumPy path, unless ``rot`` is C-contiguous float64 (einsum's
-    order depends on the layout), all shapes are (K,3) / (K,3,3), the inputs are finite and below
-    1e100 in magnitude and the half extents positive."""
+    order depends on the layout), all shapes are (K,3) / (K,3,3), the inputs are finite, the local
+    coordinates of a and b below 1e100 in magnitude (no overflow) and the half extents positive."""
     K = a.shape[0]
     if not (isinstance(rot, np.ndarray) and rot.dtype == np.float64 and rot.flags.c_contiguous
             and rot.shape == (K, 3, 3) and a.shape == b.shape == half.shape == np.shape(center) == (K, 3)):
@@ -840,16 +840,13 @@ def _box_segment_rows(a, b, center, rot, half):
     A, B, H = a.tolist(), b.tolist(), half.tolist()
     C = np.asarray(center, dtype=float).tolist()
     Rf = rot.ravel().tolist()
-    out = [0.0] * (10 * K)  # d (K,), then on_segment, nearest, n (K,3) each: one array, four views
+    out = [0.0] * (10 * K)  # d (K,), then on_segment, nearest, n (K,3) each: one array
     for k in range(K):
         ax, ay, az = A[k]
         bx, by, bz = B[k]
         cx, cy, cz = C[k]
         hx, hy, hz = H[k]
         r00, r01, r02, r10, r11, r12, r20, r21, r22 = Rf[9 * k:9 * k + 9]
-        if not (sum(map(abs, (ax, ay, az, bx, by, bz, cx, cy, cz, hx, hy, hz, r00, r01, r02, r10, r11, r12,
-                              r20, r21, r22))) < 1e100 and hx > 0.0 and hy > 0.0 and hz > 0.0):
-            return None
         # local frame as _to_local: einsum sums over j = 0, 1, 2 from 0.0
         px, py, pz = ax - cx, ay - cy, az - cz
         qx = 0.0 + (r00 * px + r10 * py + r20 * pz)
@@ -859,6 +856,10 @@ def _box_segment_rows(a, b, center, rot, half):
         ux = (0.0 + (r00 * px + r10 * py + r20 * pz)) - qx
         uy = (0.0 + (r01 * px + r11 * py + r21 * pz)) - qy
         uz = (0.0 + (r02 * px + r12 * py + r22 * pz)) - qz
+        # a non-finite input makes q or u non-finite (0 * inf is nan)
+        if not (abs(qx) + abs(qy) + abs(qz) + abs(ux) + abs(uy) + abs(uz) < 1e100 and 0.0 < hx < 1e100
+                and 0.0 < hy < 1e100 and 0.0 < hz < 1e100):
+            return None
         t = _box_row_t(qx, qy, qz, ux, uy, uz, hx, hy, hz)
         d, (x0, x1, x2), (n0, n1, n2) = _box_point_row(qx + t * ux, qy + t * uy, qz + t * uz, hx, hy, hz)
         out[k] = d
@@ -872,8 +873,8 @@ def _box_segment_rows(a, b, center, rot, half):
         out[i:i + 3] = (0.0 + (r00 * n0 + r02 * n2 + r01 * n1), 0.0 + (r10 * n0 + r12 * n2 + r11 * n1),
                         0.0 + (r20 * n0 + r22 * n2 + r21 * n1))
     out = np.array(out)
-    return out[:K], out[K:4 * K].reshape(K, 3), out[4 * K:7 * K].reshape(K, 3), out[7 * K:].reshape(K, 3)
-
+    on, near, n = out[K:].reshape(3, K, 3)
+    return out[:K], on, near, n
 
 def _box_point_row(x, y, z, hx, hy, hz):
     """One point of :func:`_box_local` in Python floats (local, metres): d, nearest, n as tuples,
