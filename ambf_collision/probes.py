@@ -896,6 +896,7 @@ class ProbeSet:
         self._cluster_slack_sq = self._cluster_slack ** 2
         self._reach = reach  # (N,) m, radius + range
         self._two_r = 2.0 * self.radius
+        self._best = np.empty(N)  # smallest gap per probe (_nearest)
         # cluster members padded to one row per cluster (expansion = one gather) unless
         # the padding would waste more than a quarter of the rows
         L = int(self.cluster_len.max()) if C else 0
@@ -1373,11 +1374,7 @@ class ProbeSet:
             res.area[:] = np.bincount(pt, weights=np.pi * (two_r * dpen - dpen * dpen), minlength=N)
 
         # nearest seen shape per probe (= deepest contact when touching; ties: lowest shape)
-        order = np.lexsort((gap, pi))
-        ps = pi[order]
-        first = np.ones(ps.size, dtype=bool)
-        first[1:] = ps[1:] != ps[:-1]
-        sel = order[first]
+        sel = self._nearest(pi, gap)
         p1 = pi[sel]
         res.distance[p1] = gap[sel]
         if not any_touch:  # force, area, contacts and patch totals stay as reset
@@ -1390,6 +1387,21 @@ class ProbeSet:
         res.touching_shape[ph] = si[sh]
         res.touching_body[ph] = self.shape_body[si[sh]]
         self._finish(res, body_R)
+
+    def _nearest(self, pi, gap):
+        """Per probe of ``pi`` the index of its pair with the smallest gap, the first one on
+        ties (pairs come in ascending shape order: the lowest shape), in any order."""
+        best = self._best
+        best.fill(np.inf)
+        np.minimum.at(best, pi, gap)
+        sel = (gap == best.take(pi)).nonzero()[0]
+        if sel.size == np.count_nonzero(best != np.inf):  # one pair per probe: no tie
+            return sel
+        order = np.lexsort((gap, pi))  # ties: the first pair in (probe, gap, order) order
+        ps = pi[order]
+        first = np.ones(ps.size, dtype=bool)
+        first[1:] = ps[1:] != ps[:-1]
+        return order[first]
 
     def _reset(self, res):
         """Outputs back to their free values (no contact, nothing within range)."""

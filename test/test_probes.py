@@ -991,6 +991,23 @@ def test_outputs_reset_after_contact_but_not_rewritten_when_free():
             assert getattr(res, f).tobytes() == getattr(ref, f).tobytes(), (z, f)
 
 
+def test_nearest_pair_per_probe_equals_the_sorted_rule():
+    """ProbeSet._nearest picks per probe the pair of smallest gap, the first one on ties
+    (+0/-0 included), as sorting by (probe, gap) stably and keeping each probe's first."""
+    rng = np.random.default_rng(5)
+    ps = Scene(["finger", "floor"]).probe_set([probe(f"p{i}") for i in range(40)])
+    for trial in range(300):
+        K = int(rng.integers(1, 200))
+        pi = np.sort(rng.integers(0, 40, K), kind="stable") if trial % 2 else rng.integers(0, 40, K)
+        gap = rng.choice([-0.0, 0.0, 0.5, -0.25, 1.0], K) if trial % 3 == 0 else rng.normal(size=K)
+        order = np.lexsort((gap, pi))
+        first = np.ones(K, dtype=bool)
+        first[1:] = pi[order][1:] != pi[order][:-1]
+        expect = order[first]
+        got = ps._nearest(pi, gap)
+        assert sorted(got.tolist()) == sorted(expect.tolist())
+
+
 def test_slice_if_contiguous_gathers_the_same_rows():
     """Contiguous ascending indices become a slice (a view), anything else stays an index
     array; both select the same rows."""
