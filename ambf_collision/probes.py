@@ -1055,7 +1055,11 @@ class ProbeSet:
         for g, (lo, hi, _) in enumerate(groups):
             self._pos_group[lo:hi] = [g] * (hi - lo)
         self._sorder = order
-        self._reordered = bool(np.any(order != np.arange(S)))
+        # per sorted position, the last position up to which the shape indices ascend
+        self._ascending_to = list(range(S))
+        for pos in range(S - 2, -1, -1):
+            if order[pos] < order[pos + 1]:
+                self._ascending_to[pos] = self._ascending_to[pos + 1]
         self._s_body = self.shape_body[order]
         self._s_center = np.ascontiguousarray(self.shape_center[order])
         self._pt_local = np.concatenate([self._s_center, self.cluster_center, self._cluster_normal])
@@ -1353,7 +1357,7 @@ class ProbeSet:
         several shapes: sums over the touching shapes, nearest seen shape per probe."""
         N = len(self.names)
         si = self._sorder[sp if idx is None else sp[idx]]
-        if self._reordered:
+        if sp[-1] > self._ascending_to[sp[0]]:  # (sp is sorted)
             # back to ascending shape index per probe (the order the sums below add in)
             o = np.argsort(si, kind="stable")
             idx, si = (o if idx is None else idx[o]), si[o]
