@@ -897,6 +897,7 @@ class ProbeSet:
         self._reach = reach  # (N,) m, radius + range
         self._two_r = 2.0 * self.radius
         self._best = np.empty(N)  # smallest gap per probe (_nearest)
+        self._full_rows = {}  # _full_row cache
         # cluster members padded to one row per cluster (expansion = one gather) unless
         # the padding would waste more than a quarter of the rows
         L = int(self.cluster_len.max()) if C else 0
@@ -1154,13 +1155,12 @@ class ProbeSet:
         k = sp.size // C
         if sp.size == k * C and _all(sp[::C] == sp[C - 1::C]):
             # every hit shape row is hit by all clusters (sp sorted): all probes, in order
-            N = self._probe_ids.size
             if k == 1:
-                pi, P = self._probe_ids, self.result.position
+                pi, P, sp = self._probe_ids, self.result.position, self._full_row(int(sp[0]))
             else:
                 pi = np.concatenate([self._probe_ids] * k)
                 P = self.result.position.take(pi, axis=0)
-            sp = np.repeat(sp[::C], N)
+                sp = np.repeat(sp[::C], self._probe_ids.size)
         elif self._members is not None:
             L = self._members.shape[1]
             pi = self._members[ci].ravel()
@@ -1196,6 +1196,16 @@ class ProbeSet:
         if idx.size < keep.size:
             pi, sp, P = pi[idx], sp[idx], P.take(idx, axis=0)
         return pi, sp, P
+
+    def _full_row(self, pos):
+        """Sorted shape position ``pos`` once per probe (the ``sp`` of a shape whose every
+        cluster is hit; read only, cached while the cache holds under 2**18 entries)."""
+        sp = self._full_rows.get(pos)
+        if sp is None:
+            sp = np.full(self._probe_ids.size, pos, dtype=np.intp)
+            if (len(self._full_rows) + 1) * sp.size <= 1 << 18:
+                self._full_rows[pos] = sp
+        return sp
 
     def _prune(self, body_R, body_t, world, sw, cw, hit):
         """Drop (shape, cluster) pairs from ``hit`` that no member can see, for any radius:
@@ -1366,13 +1376,13 @@ class ProbeSet:
 
         # sums over touching shapes (one bincount over probe*3 + axis: per entry the same
         # additions in the same order as one bincount per axis)
-        touch = gap < 0.0
-        any_touch = bool(_any(touch))
+        t = (gap < 0.0).nonzero()[0]  # touching pairs
+        any_touch = t.size > 0
         if any_touch:
-            pt, two_r = pi[touch], 2.0 * r[touch]
-            dpen = _penetration(gap[touch], two_r)
+            pt, two_r = pi.take(t), 2.0 * r.take(t)
+            dpen = _penetration(gap.take(t), two_r)
             w = self.stiffness[pt] * dpen
-            f = w[:, None] * nc[touch]
+            f = w[:, None] * nc.take(t, axis=0)
             res.force.reshape(-1)[:] = np.bincount((3 * pt[:, None] + _AXES).reshape(-1),
                                                    weights=f.reshape(-1), minlength=3 * N)
             res.area[:] = np.bincount(pt, weights=np.pi * (two_r * dpen - dpen * dpen), minlength=N)
