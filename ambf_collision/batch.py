@@ -397,7 +397,7 @@ class PairDistance:
         """Solid - solid pairs through coal, one call per pair, those flagged in ``live`` (their
         bounds are already in the result)."""
         res = self.result
-        if not live.any():
+        if not _count_nonzero(live):
             return
         if self._coal is None:
             self._build_coal()
@@ -588,9 +588,8 @@ class _CapsuleSolidGroups:
         self.lower = self.dist[:Tb]     # the reported distance of a row left bounded
         self.upper = np.empty(Tb)
         self._rel = np.empty((Tb, 2, 3))
-        self._loc = np.empty((Tb, 2, 2, 3))     # both ends in the solid's frame, and negated
-        self._side = np.empty((Tb, 2, 3))
-        self._side6 = self._side.reshape(Tb, 6)
+        self._loc = np.empty((2, Tb, 2, 3))     # both ends in the solid's frame, and negated
+        self._side = np.empty((2, Tb, 3))
         self._rot_b = self.rot[:Tb]
         self._end_a = self._rel[:, 0]
         self._center_b = self.center[:Tb, None, :]
@@ -598,7 +597,6 @@ class _CapsuleSolidGroups:
         self.half_b = np.asarray(local_half, dtype=float)[sol[:Tb]]
         hull_rows = np.asarray(local_kind)[sol[:Tb]] == CONVEX
         self.half_b[hull_rows] = self.outer[hull_rows, None]
-        self.half_b2 = self.half_b[:, None, :]
         # exact flags of all pairs: ``live`` of the bounded rows, True for the others
         self._exact_src = np.ones(Tb + 1, dtype=bool)
         self.live = self._exact_src[:Tb]
@@ -640,12 +638,12 @@ class _CapsuleSolidGroups:
         # half) per axis, the second as min(-l_a, -l_b) - half
         rel = np.subtract(self._ab, self._center_b, out=self._rel)    # (Tb, 2, 3)
         end_a = self._end_a
-        E = self._loc                                                  # (Tb, 2, 2, 3)
-        loc = np.matmul(rel, self._rot_b, out=E[:, 0])
-        np.negative(loc, out=E[:, 1])
-        side = np.minimum(E[:, :, 0], E[:, :, 1], out=self._side)     # (Tb, 2, 3)
-        side -= self.half_b2
-        gap = _max(self._side6, 1)
+        E = self._loc                                                  # (2, Tb, 2, 3)
+        loc = np.matmul(rel, self._rot_b, out=E[0])
+        np.negative(loc, out=E[1])
+        side = np.minimum(E[:, :, 0], E[:, :, 1], out=self._side)     # (2, Tb, 3)
+        side -= self.half_b
+        gap = _max(side, (0, 2))
         lower = np.subtract(gap, r, out=self.lower)
         smallest_upper = np.inf
         if upper:  # the capsule against the solid's centre spheres
