@@ -495,7 +495,8 @@ class ProbeResult:
 
     Arrays are buffers owned by the ``ProbeSet`` and overwritten by its next ``evaluate``
     (copy what you keep; do not write into them: an evaluation that finds nothing within
-    range resets them only when the previous one wrote them). Probe ``i`` is ``names[i]``; patch ``j`` is ``patch_names[j]``.
+    range resets them only when the previous one wrote them). Probe ``i`` is ``names[i]``;
+    patch ``j`` is ``patch_names[j]``.
     """
 
     names: list
@@ -786,7 +787,7 @@ class ProbeSet:
     A shape lying wholly behind the sensor plane of a cluster it moves rigidly with stays
     behind it: the first evaluation with world shapes drops such pairs for good.
 
-    Per cycle: probe centres/normals by one matmul per body; broadphase of probe clusters
+    Per cycle: probe centres/normals by two matmuls per body; broadphase of probe clusters
     against shape bounding spheres, then per cluster the exact tests "plane/box farther than
     the cluster's reach" and "shape wholly behind the members' common sensor plane" (both
     can only drop pairs no member sees); the exact stage over the remaining pairs, one
@@ -1071,7 +1072,8 @@ class ProbeSet:
         # (S, C) bound of |cluster centre - shape centre|^2; inf stays inf
         self._allowed = np.ascontiguousarray(self.cluster_allowed.T[order])
         # -1 for the pairs not sensed (no distance is <= -1): one comparison tests both
-        self._bound = np.where(self._allowed, ((cr[:, None] + self.shape_radius[None, :]) ** 2).T[order], -1.0)
+        bound = ((cr[:, None] + self.shape_radius[None, :]) ** 2).T[order]
+        self._bound = np.where(self._allowed, bound, -1.0)
         # (S, C) bound of |cluster centre - shape centre|^2 within which every member passes
         # the fine test (|p - shape centre| <= member reach + shape radius); -1: never
         inner = (self._s_radius[:, None] + self._cluster_least_reach[None, :]
@@ -1144,7 +1146,8 @@ class ProbeSet:
                 d2 += tmp
         if world is not None and self._rigid is not None:
             self._static_prune(body_t, world, sw)
-        np.less_equal(d2, self._bound if world is None else self._bound_world, out=hit)  # sensed too
+        # within the bound and sensed (unsensed pairs have the bound -1)
+        np.less_equal(d2, self._bound if world is None else self._bound_world, out=hit)
         if world is not None and not self._prune(body_R, body_t, world, sw, cw, hit):
             return None  # every pair pruned (the usual free cycle): no nonzero
         sp, ci = np.nonzero(hit)
