@@ -613,25 +613,6 @@ def _slice_if_contiguous(idx):
     return idx
 
 
-def _transform_grouped(R, t, groups, v, out, transpose=False):
-    """``out[..., i, :] = R[b] @ v[..., i, :] (+ t[b])`` (``R[b].T @ ...`` with ``transpose``)
-    for the entries ``i`` of each ``(b, sel)`` of ``groups``: one matmul per body (``v``,
-    ``out``: ``(N, 3)``, or ``(2, N, 3)`` to move two sets of vectors by the same matmul);
-    returns out."""
-    for b, sel in groups:
-        M = R[b] if transpose else R[b].T  # row vectors: (M v)^T = v^T M^T
-        if isinstance(sel, slice):
-            o = np.matmul(v[..., sel, :], M, out=out[..., sel, :])
-            if t is not None:
-                o += t[b]
-        else:
-            o = v[..., sel, :] @ M
-            if t is not None:
-                o += t[b]
-            out[..., sel, :] = o
-    return out
-
-
 def _split_clusters(points, members, size):
     """Split ``members`` (indices into ``points``) into spatial chunks of at most ``size``
     by recursive median cuts along the widest axis."""
@@ -1324,7 +1305,7 @@ class ProbeSet:
         body_t = np.asarray(body_t, dtype=float)
         res = self.result
         N = len(self.names)
-        # probe centres and sensor normals in world: (2, N, 3) views of one buffer
+        # probe centres and sensor normals in world (views of one (2N, 3) buffer)
         if self._groups is not None:  # two matmuls per body
             self._move_probes(body_R, body_t, res.position, res.normal)
         else:
@@ -1483,9 +1464,13 @@ class ProbeSet:
 
     def _finish(self, res, body_R):
         """Body-frame forces and patch totals from the per-probe forces and contacts."""
-        # body-frame force: R^T f
+        # body-frame force: R^T f (row vectors: f^T R)
         if self._groups is not None:
-            _transform_grouped(body_R, None, self._groups, res.force, res.force_body, transpose=True)
+            for b, sel in self._groups:
+                if isinstance(sel, slice):
+                    np.matmul(res.force[sel], body_R[b], out=res.force_body[sel])
+                else:
+                    res.force_body[sel] = res.force[sel] @ body_R[b]
         else:
             Rb = body_R[self.probe_body]
             _einsum("nji,nj->ni", Rb, res.force, out=res.force_body)
