@@ -733,6 +733,7 @@ def _box_segment_t(qa, u, h):
 #: row against ~75 us for the NumPy kernel's ~80 array calls, whatever K).
 BOX_SCALAR_ROWS = 4
 _BOX_PAIR_LIST = tuple(zip(_PAIR_J.tolist(), _PAIR_K.tolist()))
+_F64 = np.dtype(np.float64)
 
 
 def _box_row_t(qx, qy, qz, ux, uy, uz, hx, hy, hz):
@@ -830,15 +831,18 @@ def _box_segment_rows(a, b, center, rot, half):
     """BOX :func:`segment_solid_distance` row by row in Python floats (K <= BOX_SCALAR_ROWS):
     the NumPy path's results bit for bit (einsum's summation orders included), except the sign of a
     zero ``on_segment`` component where ``a`` has -0.0 and t = 0 (that path takes it from its work
-    buffers). Returns None, for the NumPy path, unless ``rot`` is C-contiguous float64 (einsum's
-    order depends on the layout), all shapes are (K,3) / (K,3,3), the inputs are finite, the local
-    coordinates of a and b below 1e100 in magnitude (no overflow) and the half extents positive."""
+    buffers). Returns None, for the NumPy path, unless 1 <= K <= BOX_SCALAR_ROWS, all five inputs
+    are float64 ndarrays of shapes (K,3) / (K,3,3) with ``rot`` C-contiguous (einsum's order depends
+    on the layout), the inputs are finite, the local coordinates of a and b below 1e100 in
+    magnitude (no overflow) and the half extents positive."""
+    for x in (a, b, center, rot, half):
+        if type(x) is not np.ndarray or x.dtype != _F64:
+            return None
     K = a.shape[0]
-    if not (isinstance(rot, np.ndarray) and rot.dtype == np.float64 and rot.flags.c_contiguous
-            and rot.shape == (K, 3, 3) and a.shape == b.shape == half.shape == np.shape(center) == (K, 3)):
+    if not (0 < K <= BOX_SCALAR_ROWS and a.shape == b.shape == center.shape == half.shape == (K, 3)
+            and rot.shape == (K, 3, 3) and rot.flags.c_contiguous):
         return None
-    A, B, H = a.tolist(), b.tolist(), half.tolist()
-    C = np.asarray(center, dtype=float).tolist()
+    A, B, C, H = a.tolist(), b.tolist(), center.tolist(), half.tolist()
     Rf = rot.ravel().tolist()
     out = [0.0] * (10 * K)  # d (K,), then on_segment, nearest, n (K,3) each: one array
     for k in range(K):
@@ -1317,15 +1321,15 @@ def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=N
     uses the bisection of :func:`segment_solid_distance_bisect`.
     """
     _check_kind(kind)
+    if kind == BOX:
+        out = _box_segment_rows(a, b, center, rot, half)
+        if out is not None:
+            return out
     if kind in (PLANE, CONVEX):
         return segment_solid_distance_bisect(kind, a, b, center, rot, half, normal, offset, hull)
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     half = np.asarray(half, dtype=float)
-    if kind == BOX and 0 < a.shape[0] <= BOX_SCALAR_ROWS:
-        out = _box_segment_rows(a, b, center, rot, half)
-        if out is not None:
-            return out
     qa = _to_local(a, center, rot)
     u = _to_local(b, center, rot) - qa
     if kind == BOX:
