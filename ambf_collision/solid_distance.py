@@ -729,8 +729,9 @@ def _box_segment_t(qa, u, h):
 # ----------------------------------------------------------------------------------------------------
 # BOX segments, a few rows: the same candidates and operations in Python floats
 
-#: Up to this many rows a BOX segment call takes :func:`_box_segment_rows` (about 10-20 us per
-#: row against ~75 us for the NumPy kernel's ~80 array calls, whatever K).
+#: Up to this many rows a BOX segment call takes :func:`_box_segment_rows`: about 5 (few
+#: candidates) to 13 us per row, against 55-75 us for the NumPy kernel's ~80 array calls at any
+#: small K (bench/bench_solids.py).
 BOX_SCALAR_ROWS = 4
 _BOX_PAIR_LIST = tuple(zip(_PAIR_J.tolist(), _PAIR_K.tolist()))
 _F64 = np.dtype(np.float64)
