@@ -250,7 +250,7 @@ class PairDistance:
         self._solver.set_pairs(self._cc_i1, self._cc_i2, n)
 
         # sphere/capsule - solid, one group per solid kind; all groups write into one staging
-        # area that is scattered into the result once per cycle
+        # area
         groups = []
         mixed = round1 ^ round2
         for kind in SOLID_KINDS:
@@ -309,6 +309,7 @@ class PairDistance:
         self._coal = None  # built on first use: coal is only imported when solid pairs exist
         self._link_shapes = link_shapes
         self._flat_size = 23 * n
+        self._n_abr = 7 * n
 
     def _stage_index(self):
         """Index ``(13P,)`` into the staging area of each element of ``PairResult.flat``
@@ -368,7 +369,7 @@ class PairDistance:
             res.exact.fill(True)
         known = np.inf
         if self._cc.size:
-            self._compute_cc(flat[:self._flat_size * 7 // 23])
+            self._compute_cc(flat[:self._n_abr])
             if bounded:
                 known = float(_min(self._cc_out[0]))
         if self._ss_plane.size:
@@ -455,13 +456,13 @@ def centre_radii(kind, half, hull=None):
 class _CapsuleSolidGroups:
     """Sphere/capsule - solid pairs, one group per solid kind, compiled once.
 
-    All T rows (groups in ``SOLID_KINDS`` order: the bounded kinds' rows first) share one
-    input area: capsule ends ``a``, ``b`` (T,3), radius ``r`` (T,) and solid centre ``center``
-    (T,3) gathered from ``WorldShapes.abr`` with one ``take``, solid rotations and half extents
-    with one ``take`` each; a group's inputs are row slices of it. A sign per row (+1 where the
-    solid is shape 1) turns the solid's outward normal into the pair normal (shape 1 -> shape 2).
-    All groups write their outputs into slices of one staging area, scattered into the result
-    with one assignment per result array (witness points: one into ``PairResult.points``).
+    All T rows (groups in ``SOLID_KINDS`` order: the bounded kinds' rows first, the plane rows
+    last) share one input area: capsule ends ``a``, ``b`` (T,3), radius ``r`` (T,), solid centre
+    ``center`` (T,3), rotation and half extents (and the extra copies listed in ``__init__``),
+    all gathered from ``WorldShapes.flat`` with one ``take``; a group's inputs are row slices of
+    it. A sign per row (+1 where the solid is shape 1) turns the solid's outward normal into the
+    pair normal (shape 1 -> shape 2). All groups write their outputs into slices of their part
+    of :class:`PairDistance`'s staging area, which it copies into the result with one ``take``.
 
     With ``near`` (m), box, cylinder, cone and hull rows first get a conservative distance interval
     (:meth:`bounds`); :meth:`compute` then runs the exact kernel only on the rows whose lower
