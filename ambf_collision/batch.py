@@ -284,6 +284,9 @@ class PairDistance:
         cc_flat = self._stage[:13 * m]
         self._cc_out = (cc_flat[:m],) + tuple(cc_flat[k * m:(k + 3) * m].reshape(3, m)
                                              for k in (1, 4, 7, 10))
+        if m == P:  # sphere/capsule pairs only: the solver writes the result itself
+            r = self.result
+            self._cc_out = (r.distance, r.point_1.T, r.point_2.T, r.normal.T, r.position.T)
         self._cs = _CapsuleSolidGroups(groups, pairs, round1, n, kinds, src.half, outer, inner,
                                        self._stage[13 * m:13 * m + S])
         self._sp_out = _result_views(self._stage[13 * m + S:13 * (m + Pp) + S], Pp)
@@ -304,7 +307,7 @@ class PairDistance:
             self._plane_groups.append((kind, stage_rows, rows, plane, solid, plane_first[:, None],
                                        hull))
         self._sp_rows = np.concatenate([g[2] for g in self._plane_groups]) if Pp else self._ss_plane
-        self._stage_idx = self._stage_index()
+        self._stage_idx = self._stage_index() if m < P else None
         self._coal_shapes = np.unique(pairs[self._ss_coal]) if self._ss_coal.size else np.zeros(0, np.intp)
         self._coal = None  # built on first use: coal is only imported when solid pairs exist
         self._link_shapes = link_shapes
@@ -381,7 +384,8 @@ class PairDistance:
             known = cs.prepare(flat, bounded, known)
             cutoff = max(float(near), known) + BOUND_MARGIN if bounded else None
             cs.finish(res, cutoff)
-        self._stage.take(self._stage_idx, None, res.flat, "clip")  # indices made in __init__
+        if self._stage_idx is not None:
+            self._stage.take(self._stage_idx, None, res.flat, "clip")  # indices made in __init__
         if cs.size:
             cs.penetrating(world, res)
         if self._ss_coal.size:
