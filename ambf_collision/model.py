@@ -136,8 +136,9 @@ class EvaluationResult:
     def contact_vectors(self) -> np.ndarray:
         """``(n,4,3)``: point_1, point_2, position, normal of the reported contacts (m, world),
         closest first; one gather, made once per result (the contacts hold views of its rows)."""
-        if self._vectors is None:
-            self._vectors = self._data.vectors[self._model.pair_vector_rows[self.contact_index]]
+        if self._vectors is None:  # take: ~3x cheaper than fancy indexing by (n,4) indices
+            rows = self._model.pair_vector_rows.take(self.contact_index, axis=0)  # (n,4)
+            self._vectors = self._data.vectors.take(rows, axis=0)
         return self._vectors
 
     @property
