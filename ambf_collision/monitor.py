@@ -415,6 +415,14 @@ class WarningThrottle:
 # ----------------------------------------------------------------------------- the monitor
 
 
+def _all_finite(a: np.ndarray) -> bool:
+    """True when every value of ``a`` is finite (the reduction itself: no ``.all()`` wrapper)."""
+    return bool(_and_reduce(np.isfinite(a), axis=None))
+
+
+_and_reduce = np.logical_and.reduce
+
+
 def _finite_vec(v) -> bool:
     return bool(np.all(np.isfinite(np.asarray(v, dtype=float))))
 
@@ -606,7 +614,7 @@ class CollisionMonitor:
                     _finite_vec(getattr(c, k)) for k in _CONTACT_VECTORS) for c in contacts]
             else:
                 keep = None
-                if not (np.isfinite(vectors).all()
+                if not (_all_finite(vectors)
                         and all(math.isfinite(float(c.distance)) for c in contacts)):
                     keep = (np.isfinite(vectors).all(axis=(1, 2)) & np.array(
                         [math.isfinite(float(c.distance)) for c in contacts], dtype=bool)).tolist()
@@ -657,7 +665,7 @@ def _probes_finite(pr, scratch: dict | None = None) -> bool:
     if buffers:
         arrs = None
         for b in buffers:
-            if not np.isfinite(b).all():
+            if not _all_finite(b):
                 return False
     else:
         arrs = [a for a in (getattr(pr, n, None) for n in _FINITE_FIELDS)
