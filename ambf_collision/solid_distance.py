@@ -666,7 +666,7 @@ def _box_segment_t(qa, u, h):
     ht = h.T[:, :, None]
     nht = -ht
     with np.errstate(divide="ignore", invalid="ignore"):
-        # face lines s q_i(t) - h_i = -(e_j + t m_j): e = (h - qa, h + qa), m = (u, -u)
+        # face lines s q_i(t) - h_i = -(e_j - t m_j): e = (h - qa, h + qa), m = (u, -u)
         np.subtract(h, qa, out=L[:, 0, :3])
         np.add(h, qa, out=L[:, 0, 3:])
         L[:, 1, :3] = u
@@ -1319,7 +1319,9 @@ def segment_solid_distance(kind, a, b, center, rot, half, normal, offset, hull=N
     PLANE is closed form; BOX, CYLINDER and CONE are exact from finite candidate sets
     (:func:`_box_segment_t`, :func:`_cylinder_segment_t`, :func:`_cone_segment_t`: closed-form
     kinks and stationary points, a few Halley steps where the minimum is on a rim circle); CONVEX
-    uses the bisection of :func:`segment_solid_distance_bisect`.
+    uses the bisection of :func:`segment_solid_distance_bisect`. BOX calls of at most
+    ``BOX_SCALAR_ROWS`` rows evaluate the same candidates row by row in Python floats
+    (:func:`_box_segment_rows`, the same results bit for bit, cheaper than the kernel's array calls).
     """
     _check_kind(kind)
     if kind == BOX:
