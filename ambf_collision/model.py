@@ -285,7 +285,7 @@ class Model:
                 pass
         idx, keep, unknown, full = entry
         if full:  # every joint, in model order (the monitor's case)
-            np.copyto(data.q, positions)
+            data.q[...] = positions
         else:
             data.q[idx] = positions[keep]
         return list(unknown)
@@ -323,11 +323,13 @@ class Model:
         data.world = world
         if len(self.pairs):
             r = self.pair_distance.compute(world, report_distance if near_only else None)
-            np.copyto(data.exact, r.exact)
-            np.copyto(data.distance, r.distance)
-            np.copyto(data.points, r.points)  # point_1 and point_2
-            np.copyto(data.normal, r.normal)
-            np.copyto(data.position, r.position)
+            # copies into Data's own buffers (same dtypes; item assignment: less call overhead
+            # than np.copyto)
+            data.exact[...] = r.exact
+            data.distance[...] = r.distance
+            data.points[...] = r.points  # point_1 and point_2
+            data.normal[...] = r.normal
+            data.position[...] = r.position
             dist = data.distance
             closest = int(dist.argmin())
             lowest = dist.item(closest)
