@@ -92,7 +92,9 @@ def test_capsule_vs_solid_against_coal(kind, a, b, r, p, q, s):
     # A segment axis inside a cylinder/cone goes through coal's EPA (witnesses ~1e-5 off the
     # surface, depth ~1e-5): not an independent reference, skipped here. Boxes: exact SAT.
     assume(c.distance + r >= 0.0 or np.array_equal(a, b) or kind in ("box", "plane"))
-    d_ref, *_ = coal_ref(cap, sol)
+    # coal's zero-length capsule inside a solid goes wrong (a point at the origin 0.25 m inside
+    # a cylinder: -0.414 where the depth is 0.031); its sphere of the same radius is right
+    d_ref, *_ = coal_ref(Sphere(a, r) if np.array_equal(a, b) else cap, sol)
     assert c.distance == pytest.approx(d_ref, abs=tol_vs_coal(kind, d_ref))
     assert np.all(np.isfinite(c.normal)) and np.linalg.norm(c.normal) == pytest.approx(1.0)
     assert np.linalg.norm(c.point_2 - c.point_1) == pytest.approx(abs(c.distance), abs=1e-9)
@@ -194,3 +196,15 @@ def test_penetrating_capsule_box_hand_value():
     assert c.distance == pytest.approx(-0.15, abs=1e-15)
     np.testing.assert_allclose(c.normal, [0, 0, -1], atol=0)  # capsule -> box: box moves down
     assert c.point_2[2] == pytest.approx(0.5, abs=1e-15) and abs(c.point_2[0]) <= 0.5
+
+
+@pytest.mark.parametrize("r", [0.0, 0.05])
+def test_zero_length_capsule_inside_cylinder(r):
+    """A point (zero-length capsule) inside a cylinder: depth = the nearer of the lateral surface
+    (0.3 - 0.1) and the caps (0.5 - 0.25), by hand. Moving the cylinder by -distance * normal
+    separates them: normal = -x (the point leaves through the +x side)."""
+    cyl = Cylinder(0.3, 1.0, [0.0, 0.0, 0.25])
+    c = distance(Capsule([0.1, 0.0, 0.0], [0.1, 0.0, 0.0], r), cyl)
+    assert c.distance == pytest.approx(-0.2 - r, abs=1e-15)
+    np.testing.assert_allclose(c.point_2, [0.3, 0.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(c.normal, [-1.0, 0.0, 0.0], atol=1e-15)
