@@ -17,8 +17,8 @@ Root bodies (no parent joint) sit at ``T_file . T_location`` where ``T_file`` is
 root pose (identity unless given, e.g. from TF).
 
 Compiled into index arrays ordered parents before children; a cycle costs one matmul for all
-joint transforms (4x4 homogeneous), one matmul per tree depth level (a 2-D ``dot`` of views when
-the level has one joint) and no dictionary or YAML work.
+joint transforms (4x4 homogeneous), one matmul per tree depth level (of views when the level has
+one joint) and no dictionary or YAML work.
 """
 
 from __future__ import annotations
@@ -236,10 +236,10 @@ class KinematicTree:
             self._root_key = key
         if self.n_joints:
             T = self._joint_T(np.asarray(q, float))
-            dot, mm = np.dot, np.matmul
+            mm = np.matmul
             for (x, y, z), buf in self._plan:
-                if buf is None:  # views: child pose = parent pose . joint transform (2-D dot:
-                    dot(x, y, out=z)  # the same product as matmul, less call overhead)
+                if buf is None:  # views: child pose = parent pose . joint transform
+                    mm(x, y, out=z)
                 else:  # indices (joints, parents, children) of a wider level
                     mm(W[y], T[x], out=buf)
                     W[z] = buf
