@@ -326,3 +326,23 @@ def test_contact_selection_at_the_report_distance_and_data_rows(tmp_path):
             np.testing.assert_allclose(d.point_2, [[1.3, 0, 0], [1.3, 0, 0]], atol=1e-15)
             np.testing.assert_allclose(d.position, [[0.7, 0, 0], [1.2, 0, 0]], atol=1e-15)
             np.testing.assert_allclose(d.normal, [[1, 0, 0], [1, 0, 0]], atol=1e-15)
+
+
+def test_contact_vectors_rows_and_contact_views(tmp_path):
+    """contact_vectors row r = point_1, point_2, position, normal of contact r (closest first,
+    gathered from Data's rows); each contact's vectors are views of its row; the gathered
+    values stay when the next evaluate overwrites Data."""
+    m = _compound_spheres_model(tmp_path)
+    d = m.create_data()
+    r = m.evaluate(d, report_distance=1.5)
+    assert r.contact_index.tolist() == [1, 0]
+    expect = np.stack([np.stack([d.point_1[k], d.point_2[k], d.position[k], d.normal[k]])
+                       for k in (1, 0)])
+    assert np.array_equal(r.contact_vectors, expect)
+    for c, row in zip(r.contacts, r.contact_vectors):
+        for i, v in enumerate((c.point_1, c.point_2, c.position, c.normal)):
+            assert np.shares_memory(v, r.contact_vectors) and np.array_equal(v, row[i])
+    assert not np.shares_memory(r.contact_vectors, d.vectors)
+    d.vectors[:] = np.nan
+    m.evaluate(d, report_distance=1.5)
+    assert np.array_equal(r.contact_vectors, expect)

@@ -680,3 +680,14 @@ def test_rate_limiter_follows_a_changed_max_rate():
     lim.request(1.1)
     assert lim.period == 0.25 and not lim.due(1.1) and lim.next_time() == pytest.approx(1.3)
     assert lim.due(1.3)
+
+
+def test_merger_full_message_in_any_order_sets_every_joint():
+    """A message naming every joint (here out of model order, one of them by an alias) sets all
+    positions, stamps and received flags; a later partial message only its own joints."""
+    j = JointStateMerger(["a", "b", "c"], aliases={"cc": 2})
+    assert j.update(["cc", "a", "b"], [3.0, 1.0, 2.0], 5.0, 5.0) == (True, "")
+    assert j.positions.tolist() == [1.0, 2.0, 3.0] and j.joint_stamps.tolist() == [5.0] * 3
+    assert j.received.all()
+    assert j.update(["b"], [4.0], 6.0, 6.0) == (True, "")
+    assert j.positions.tolist() == [1.0, 4.0, 3.0] and j.joint_stamps.tolist() == [5.0, 6.0, 5.0]
