@@ -82,7 +82,7 @@ class Data:
     (``point_1`` and ``point_2`` are the halves of ``points (2P,3)``, as in ``PairResult``);
     ``exact (P,)`` bool: False where ``evaluate(near_only=True)`` kept only a lower bound
     (see ``batch.PairDistance.compute``). ``vectors (4P,3)``: point_1, point_2, position and
-    normal are its four quarters (a pair's four rows are gathered in one indexing).
+    normal are its four quarters (one ``take`` gathers the four rows of any pairs).
     """
 
     def __init__(self, model: "Model"):
