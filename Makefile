@@ -20,4 +20,4 @@ bench: env
 	@bash scripts/run_bench.sh $(ARGS)
 
 clean:
-	rm -rf .ws .venv demo_output
+	rm -rf .ws .venv .venv-numpy1 demo_output

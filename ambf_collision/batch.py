@@ -31,6 +31,11 @@ from ambf_collision.transforms import matrix_to_quat
 __all__ = ["WorldShapes", "LinkShapes", "PairDistance", "PairResult", "point_signed_distance",
            "shape_at"]
 
+# np.vecdot is NumPy >= 2.0; on NumPy 1.x (Ubuntu 24.04's python3-numpy) the same contraction by
+# einsum (equal up to the summation order)
+_vecdot = getattr(np, "vecdot", None) or (
+    lambda x, y, out=None: np.einsum("...i,...i->...", x, y, out=out))
+
 SOLID_KINDS = (BOX, CYLINDER, CONE, CONVEX, PLANE)
 BOUNDED_KINDS = (BOX, CYLINDER, CONE, CONVEX)  # solids with a finite outer radius about their centre
 SOLID_PAIR = -1  # row group of solid - solid pairs through coal: bounded with the capsule rows
@@ -182,7 +187,7 @@ class LinkShapes:
         np.add(RS[:, :, 1], tg, out=W.b)
         np.copyto(W.rot, RS[:, :, 2:5])
         np.copyto(W.normal, RS[:, :, 5])
-        np.vecdot(W.normal, tg, out=self._tmp)
+        _vecdot(W.normal, tg, out=self._tmp)
         np.add(self.local.offset, self._tmp, out=W.offset)
         return W
 
@@ -427,7 +432,7 @@ class PairDistance:
         for kind, rows, _, plane, solid, plane_first, hull in self._plane_groups:
             n = world.normal[plane]
             x = sd.support_point(kind, -n, world.a[solid], world.rot[solid], world.half[solid], hull)
-            d = np.vecdot(n, x) - world.offset[plane]
+            d = _vecdot(n, x) - world.offset[plane]
             on_plane = x - d[:, None] * n
             dist[rows] = d
             pts[rows] = np.where(plane_first, on_plane, x)
@@ -655,13 +660,13 @@ class _CapsuleSolidGroups:
         if upper:  # the capsule against the solid's centre spheres
             u = b - a
             w = c - a
-            uu = np.vecdot(u, u)
-            t = np.vecdot(w, u)
+            uu = _vecdot(u, u)
+            t = _vecdot(w, u)
             np.divide(t, uu, out=t, where=uu > 0.0)
             np.minimum(np.maximum(t, 0.0, out=t), 1.0, out=t)
             v = a + t[:, None] * u                 # capsule axis point closest to the centre
             v -= c
-            dist = np.sqrt(np.vecdot(v, v))
+            dist = np.sqrt(_vecdot(v, v))
             dist -= r
             np.subtract(dist, self.inner, out=self.upper)
             dist -= self.outer
@@ -669,7 +674,7 @@ class _CapsuleSolidGroups:
             smallest_upper = float(_min(self.upper))
         # the values reported for rows that stay bounded only (distance: ``lower``; witnesses
         # gathered; position: by prepare)
-        norm = np.sqrt(np.vecdot(end_a, end_a))[:, None]
+        norm = np.sqrt(_vecdot(end_a, end_a))[:, None]
         if _count_nonzero(norm) == Tb:
             nrm = np.divide(end_a, norm, out=self._nrm_b)
         else:
