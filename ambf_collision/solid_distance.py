@@ -881,6 +881,7 @@ def _box_segment_rows(a, b, center, rot, half):
     on, near, n = out[K:].reshape(3, K, 3)
     return out[:K], on, near, n
 
+
 def _box_point_row(x, y, z, hx, hy, hz):
     """One point of :func:`_box_local` in Python floats (local, metres): d, nearest, n as tuples,
     bitwise as the NumPy version (its einsum sums the squares in the order x, z, y)."""
