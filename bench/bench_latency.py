@@ -175,7 +175,8 @@ def echo_main() -> int:
 # -- the publisher process -------------------------------------------------------------------
 def publish_main(domain: int, rates: list[float], seconds: float) -> int:
     """Publish the demo script at each rate: WARM s, then ``seconds`` recorded between a
-    ``START <rate>`` and an ``END <rate> <stamps...>`` line on stdout, then DRAIN s of silence."""
+    ``START <rate>`` and an ``END <rate> <stamps...>`` line on stdout, then DRAIN s of silence;
+    at the end ``TOTAL <n>``: every joint state published, warm-up included."""
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
     from rclpy.signals import SignalHandlerOptions
@@ -194,7 +195,10 @@ def publish_main(domain: int, rates: list[float], seconds: float) -> int:
     print("READY", flush=True)
     sys.stdin.readline()  # the receiver has matched the target's ContactArray publisher
 
+    total = 0
+
     def run(rate, duration, stamps):
+        nonlocal total
         period = 1e9 / rate
         n = int(np.ceil(duration * rate - 1e-9))
         script = [demo_joint_array(k / rate).tolist() for k in range(n)]  # before the clock starts
@@ -208,6 +212,7 @@ def publish_main(domain: int, rates: list[float], seconds: float) -> int:
             wall = time.time_ns()
             msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(wall, 1_000_000_000)
             pub.publish(msg)
+            total += 1
             if stamps is not None:
                 stamps.append(wall)
 
@@ -218,6 +223,7 @@ def publish_main(domain: int, rates: list[float], seconds: float) -> int:
         run(rate, seconds, stamps)
         print(f"END {rate} " + " ".join(map(str, stamps)), flush=True)
         time.sleep(DRAIN)
+    print(f"TOTAL {total}", flush=True)
     node.destroy_node()
     rclpy.shutdown()
     return 0
@@ -246,6 +252,7 @@ class Receiver:
         self.executor.add_node(self.node)
         self.replies = []  # (stamp ns, wall ns at receipt); list.append is atomic
         self.diag = []  # (wall s, compute mean ms, compute max ms, callback mean ms)
+        self.received = None  # the target's joint_states_good in its latest /diagnostics
         unpack, clock, append = struct.Struct("<iI").unpack_from, time.time_ns, self.replies.append
 
         def on_contacts(raw: bytes):  # CDR: 4-byte encapsulation header, then header.stamp
@@ -267,6 +274,8 @@ class Receiver:
         for st in msg.status:
             if "collision_monitor" in st.name:
                 v = {kv.key: kv.value for kv in st.values}
+                if "joint_states_good" in v:
+                    self.received = int(v["joint_states_good"])
                 try:
                     self.diag.append((time.time(), float(v.get("compute_time_ms", "nan")),
                                       float(v.get("compute_time_max_ms", "nan")),
@@ -321,6 +330,7 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
         pub.stdin.write("go\n")
         pub.stdin.flush()
         windows = []  # (rate, sent stamps, cpu0, cpu1, t0, t1, replies)
+        published = []
 
         def protocol():  # reads the publisher's START/END lines; stamps arrive in this process
             for rate in rates:
@@ -339,6 +349,10 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
                 replies = dict(reversed(rx.replies))  # the first reply per stamp: a heartbeat
                 rx.replies.clear()  # during DRAIN repeats the last stamp
                 windows.append((rate, sent, cpu0, cpu1, t0, t1, replies, own1[0] - own0[0]))
+            line = pub.stdout.readline().split()
+            if line[:1] == ["TOTAL"]:
+                published.append(int(line[1]))
+                time.sleep(1.5)  # one more /diagnostics (1 Hz) after the last joint state
 
         reader = threading.Thread(target=protocol, daemon=True)
         reader.start()
@@ -357,6 +371,9 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
                              compute=float(np.nanmean(diag[:, 0])) if target == "node" else np.nan,
                              compute_max=float(np.nanmax(diag[:, 1])) if target == "node" else np.nan,
                              cycle=float(np.nanmean(diag[:, 2])) if target == "node" else np.nan))
+        if rows and published and rx.received is not None:
+            # lost joint states that the node did receive were lost on the way back
+            rows[-1]["received"] = (rx.received, published[0])
         pub.wait(timeout=10)
     finally:
         if pub is not None and pub.poll() is None:
@@ -408,6 +425,11 @@ def main(argv=None) -> int:
         print(f"{r['target']:>6} {r['rate']:8.0f} {r['sent']:6d} {r['lost']:5d} {r['p50']:7.3f} "
               f"{r['p99']:7.3f} {r['max']:7.2f} {100 * r['cpu']:6.1f}% {r['compute']:10.3f} "
               f"{r['compute_max']:7.2f} {r['cycle']:11.3f} {100 * r['bench_cpu']:8.1f}% {100 * r['wait']:8.1f}%")
+    for r in rows:
+        if "received" in r:
+            got, total = r["received"]
+            print(f"{r['target']} received {got} of the {total} joint states published in its run "
+                  f"(warm-ups included; counted by its /diagnostics joint_states_good)")
     floor = {r["rate"]: r for r in rows if r["target"] == "echo"}
     node = [r for r in rows if r["target"] == "node"]
     for r in node:
