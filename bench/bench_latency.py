@@ -16,7 +16,8 @@ Three processes on a ROS_DOMAIN_ID of their own, so that the bench never times i
 
 Latency = wall clock at receipt - stamp (one clock, CLOCK_REALTIME, shared by both processes).
 Per target and rate: p50 / p99 / max latency (ms); messages lost (joint states without a
-matching ContactArray: coalesced or dropped); CPU share of the target process over the window
+matching ContactArray: coalesced or dropped; per run, the node's /diagnostics joint_states_good
+against the publisher's total tells how many of them never reached it); CPU share of the target process over the window
 ; the node's own compute per evaluation (mean and max, ms) and its whole
 joint-state callback (mean ms: compute + messages + publish), both from /diagnostics; and the
 CPU share of the bench's own two processes (publisher + receiver), which share the machine; and
@@ -428,8 +429,11 @@ def main(argv=None) -> int:
     for r in rows:
         if "received" in r:
             got, total = r["received"]
+            lost = sum(q["lost"] for q in rows if q["target"] == r["target"])
             print(f"{r['target']} received {got} of the {total} joint states published in its run "
-                  f"(warm-ups included; counted by its /diagnostics joint_states_good)")
+                  f"(warm-ups included; its /diagnostics joint_states_good): of the {lost} lost in "
+                  f"the windows, at least {max(0, lost - (total - got))} reached it unanswered, "
+                  f"at most {min(lost, total - got)} never reached it (best-effort sensor-data QoS)")
     floor = {r["rate"]: r for r in rows if r["target"] == "echo"}
     node = [r for r in rows if r["target"] == "node"]
     for r in node:
