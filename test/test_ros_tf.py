@@ -111,3 +111,120 @@ def test_cycle_does_not_hang():
     c.set_from_quaternion("b", "a", QID, (1, 0, 0), 1.0)
     pose, why = c.lookup("world", "a", 1.0, 0.1)
     assert pose is None
+
+
+# -- the tf2_ros backend's lookup rules (TfSource._lookup_tf2) ----------------------------------
+# tf2_ros is not on PyPI: here its Buffer is replaced by a stand-in with the same two calls
+# (can_transform with a zero timeout, lookup_transform; Time() = the latest), so that the rules
+# this package adds on top of it (latest within the tolerance, static chains, refusals) run in
+# every environment with rclpy. The real Buffer is exercised by the test after these.
+
+
+def _ts(stamp_s, q=QZ90, t=(1.0, 2.0, 3.0)):
+    from types import SimpleNamespace as NS
+
+    sec = int(stamp_s)
+    return NS(header=NS(stamp=NS(sec=sec, nanosec=int(round((stamp_s - sec) * 1e9)))),
+              transform=NS(rotation=NS(x=q[0], y=q[1], z=q[2], w=q[3]),
+                           translation=NS(x=t[0], y=t[1], z=t[2])))
+
+
+class _Buffer:
+    """``tf2_ros.Buffer``'s can_transform / lookup_transform over one list of transforms per
+    (target, source); ``Time()`` (0 ns) asks for the latest."""
+
+    def __init__(self, transforms=None, error=None):
+        self.transforms = transforms or {}
+        self.error = error
+
+    def _find(self, target, source, when):
+        if self.error is not None:
+            raise self.error
+        found = self.transforms.get((target, source), [])
+        ns = when.nanoseconds
+        if ns == 0:
+            return found[-1] if found else None
+        for ts in found:
+            if ts.header.stamp.sec * 10**9 + ts.header.stamp.nanosec == ns:
+                return ts
+        return None
+
+    def can_transform(self, target, source, when, timeout):
+        assert timeout.nanoseconds == 0, "the node must never wait for a transform"
+        return self._find(target, source, when) is not None
+
+    def lookup_transform(self, target, source, when):
+        return self._find(target, source, when)
+
+
+def _tf2_source(buffer, tolerance=0.1):
+    pytest.importorskip("rclpy", reason="rclpy not importable: run through `make test`")
+    from ambf_collision.ros_tf import TfSource
+
+    src = object.__new__(TfSource)  # what __init__ sets up when tf2_ros is importable
+    src.backend, src._buffer, src.tolerance, src.cache, src._subs = "tf2_ros", buffer, tolerance, None, []
+    return src
+
+
+def test_tf2_backend_uses_the_stamped_transform_when_present():
+    buf = _Buffer({("world", "base"): [_ts(10.0), _ts(11.0, q=QID, t=(9.0, 9.0, 9.0))]})
+    pose, why = _tf2_source(buf).lookup("world", "base", 10.0)
+    assert why == ""
+    np.testing.assert_allclose(_apply(pose, (1, 0, 0)), (1.0, 3.0, 3.0), atol=1e-15)  # x -> y, +t
+
+
+@pytest.mark.parametrize("stamp, ok", [(11.05, True), (11.2, False)])
+def test_tf2_backend_takes_the_latest_within_the_tolerance(stamp, ok):
+    buf = _Buffer({("world", "base"): [_ts(10.0), _ts(11.0, q=QID)]})
+    pose, why = _tf2_source(buf, tolerance=0.1).lookup("world", "base", stamp)
+    if ok:
+        np.testing.assert_allclose(_apply(pose, (0, 0, 0)), (1.0, 2.0, 3.0))
+    else:
+        assert pose is None and "older than needed (tolerance 0.1 s)" in why
+
+
+def test_tf2_backend_static_chain_never_expires():
+    buf = _Buffer({("world", "table"): [_ts(0.0, q=QID)]})  # stamp 0: static transforms only
+    pose, why = _tf2_source(buf, tolerance=0.1).lookup("world", "table", 1000.0)
+    assert why == "" and np.allclose(pose[1], (1.0, 2.0, 3.0))
+
+
+@pytest.mark.parametrize("buf, words", [
+    (_Buffer(), "no transform 'world' <- 'base'"),
+    (_Buffer(error=RuntimeError("extrapolation into the future")), "extrapolation into the future"),
+    (_Buffer({("world", "base"): [_ts(5.0, q=(0.0, 0.0, 0.0, 0.0))]}), "invalid rotation"),
+    (_Buffer({("world", "base"): [_ts(5.0, t=(0.0, math.nan, 0.0))]}), "not finite"),
+])
+def test_tf2_backend_refusals_name_the_problem(buf, words):
+    pose, why = _tf2_source(buf).lookup("world", "base", 5.0)
+    assert pose is None and words in why
+
+
+def test_tf2_backend_with_the_real_buffer():
+    """Only where tf2_ros exists (a full ROS 2 install; it is not on PyPI)."""
+    tf2_ros = pytest.importorskip("tf2_ros", reason="tf2_ros is not on PyPI: runs in a full ROS 2 install")
+    import rclpy
+    from geometry_msgs.msg import TransformStamped
+    from rclpy.context import Context
+
+    from ambf_collision.ros_tf import TfSource
+
+    ctx = Context()
+    rclpy.init(context=ctx)
+    node = rclpy.create_node("test_tf2_backend", context=ctx)
+    try:
+        src = TfSource(node, tolerance=0.1)
+        assert src.backend == "tf2_ros" and isinstance(src._buffer, tf2_ros.Buffer)
+        ts = TransformStamped()
+        ts.header.frame_id, ts.child_frame_id = "world", "base"
+        ts.header.stamp.sec = 10
+        ts.transform.rotation.z, ts.transform.rotation.w = QZ90[2], QZ90[3]
+        ts.transform.translation.x, ts.transform.translation.y = 1.0, 2.0
+        src._buffer.set_transform(ts, "test")
+        pose, why = src.lookup("world", "base", 10.0)
+        assert why == ""
+        np.testing.assert_allclose(_apply(pose, (1, 0, 0)), (1.0, 3.0, 0.0), atol=1e-12)
+        assert src.lookup("world", "base", 10.5)[0] is None  # latest is 0.5 s old: > tolerance
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
