@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ambf_collision.segment_distance import SegmentPairSolver, point_segment_normal
+from ambf_collision.segment_distance import SegmentPairSolver, _count_nonzero, point_segment_normal
 from ambf_collision.shapes import (BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE,
                                    SPHERE, Box, Capsule, Cone, ConvexHull, Cylinder, Plane,
                                    ShapeError, Sphere)
@@ -221,7 +221,6 @@ def _result_views(flat, n):
 
 
 _min, _max = np.minimum.reduce, np.maximum.reduce
-_count_nonzero = (np._core if hasattr(np, "_core") else np.core).multiarray.count_nonzero
 
 
 def _solid_module():
