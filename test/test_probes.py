@@ -215,14 +215,20 @@ def test_proximity_distance_and_range():
     assert sc.evaluate(ps).distance[0] == math.inf
 
 
-def test_patch_totals_and_result_buffers_reset():
-    """Patch totals sum the probes; a second evaluation with the body lifted clears them."""
+def _pressed_pad():
+    """A 2 x 3 patch (k = 1000 N/m, r = 2 mm) and a single probe on the finger, 1 mm above the
+    plane z = 0 and facing it: ``(scene, probe set, result)``."""
     sc = _plane_scene()
     patch = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0, 0, -1.0]),
                       np.array([1.0, 0, 0]), 0.003, 0.002, 1000.0, rows=2, cols=3)
     ps = sc.probe_set([patch, probe("single")])
     sc.pose("finger", t=[0, 0, 0.001])
-    res = sc.evaluate(ps)
+    return sc, ps, sc.evaluate(ps)
+
+
+def test_patch_totals_and_result_buffers_reset():
+    """Patch totals sum the probes; a second evaluation with the body lifted clears them."""
+    sc, ps, res = _pressed_pad()
     assert res.patch_names == ["pad"] and res.names[:6] == [f"pad/{i}" for i in range(6)]
     pen = 0.001
     np.testing.assert_allclose(res.patch_force[0], [0, 0, 6 * 1000.0 * pen], atol=1e-12)
@@ -238,12 +244,7 @@ def test_finite_buffers_hold_exactly_the_float_fields():
     """``finite_buffers`` (what the monitor's NaN guard tests) are float arrays made of the
     float fields and nothing else: every element of every buffer belongs to exactly one of
     them, and a value written into a field shows in a buffer."""
-    sc = _plane_scene()
-    patch = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0, 0, -1.0]),
-                      np.array([1.0, 0, 0]), 0.003, 0.002, 1000.0, rows=2, cols=3)
-    ps = sc.probe_set([patch, probe("single")])
-    sc.pose("finger", t=[0, 0, 0.001])
-    res = sc.evaluate(ps)
+    res = _pressed_pad()[2]
     fields = ("position", "normal", "depth", "area", "force", "force_body", "contact_normal",
               "patch_force", "patch_area")
     bufs = res.finite_buffers
