@@ -281,7 +281,6 @@ class PairDistance:
         outer, inner = centre_radii(kinds, src.half, src.hull)
         # staging area of all outputs: [sphere/capsule pairs | capsule - solid rows |
         # solid - plane rows | one zero], scattered into the result with one take per cycle
-        T = sum(len(sel) for _, sel, _ in groups)
         Pp = self._ss_plane.size
         S = _CapsuleSolidGroups.stage_size(groups)
         self._stage = np.zeros(13 * m + S + 13 * Pp + 1)
@@ -493,7 +492,6 @@ class _CapsuleSolidGroups:
 
     def __init__(self, groups, pairs, round1, n_shapes: int, local_kind, local_half, outer, inner,
                  stage):
-        self.n_shapes = n_shapes
         P = len(pairs)
         T, Tb, n_in = self._sizes(groups)
         self.size = T
