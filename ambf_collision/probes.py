@@ -1420,18 +1420,17 @@ class ProbeSet:
         M = self._pose_map
         for b, sel in self._groups:
             Rt = body_R[b].T
-            if isinstance(sel, slice):
-                if sel.stop - sel.start > 1:
-                    np.copyto(M[:3], Rt)
-                    M[3] = body_t[b]
-                    np.matmul(self._local_h[sel], M, out=position[sel])
-                    np.matmul(self.local_normal[sel], M[:3], out=normal[sel])
-                else:
-                    np.add(self.local_position[sel] @ Rt, body_t[b], out=position[sel])
-                    np.matmul(self.local_normal[sel], Rt, out=normal[sel])
-            else:  # several probes (a lone probe is a slice)
-                np.copyto(M[:3], Rt)
-                M[3] = body_t[b]
+            sliced = isinstance(sel, slice)  # an index array always holds several probes
+            if sliced and sel.stop - sel.start == 1:  # a lone probe
+                np.add(self.local_position[sel] @ Rt, body_t[b], out=position[sel])
+                np.matmul(self.local_normal[sel], Rt, out=normal[sel])
+                continue
+            np.copyto(M[:3], Rt)
+            M[3] = body_t[b]
+            if sliced:
+                np.matmul(self._local_h[sel], M, out=position[sel])
+                np.matmul(self.local_normal[sel], M[:3], out=normal[sel])
+            else:
                 position[sel] = self._local_h[sel] @ M
                 normal[sel] = self.local_normal[sel] @ M[:3]
 
