@@ -415,12 +415,12 @@ class WarningThrottle:
 # ----------------------------------------------------------------------------- the monitor
 
 
+_and_reduce = np.logical_and.reduce
+
+
 def _all_finite(a: np.ndarray) -> bool:
     """True when every value of ``a`` is finite (the reduction itself: no ``.all()`` wrapper)."""
     return bool(_and_reduce(np.isfinite(a), axis=None))
-
-
-_and_reduce = np.logical_and.reduce
 
 
 def _finite_vec(v) -> bool:
