@@ -19,8 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ambf_collision.batch import LinkShapes, PairDistance  # noqa: E402
-from ambf_collision.shapes import Capsule, Sphere  # noqa: E402
+from ambf_collision.geometry.pairs import LinkShapes, PairDistance  # noqa: E402
+from ambf_collision.geometry.shapes import Capsule, Sphere  # noqa: E402
 
 
 def random_capsule(rng, length=(0.05, 0.4), radius=(0.01, 0.08)):
@@ -62,7 +62,7 @@ def ours(shapes, pairs, repeat, number):
 def coal_per_pair(shapes, pairs, repeat, witness=True):
     """Seconds for one pass of coal.distance over all pairs (best of ``repeat``)."""
     import coal
-    from ambf_collision.coal_bridge import to_coal
+    from ambf_collision.geometry.coal_bridge import to_coal
 
     objs = [to_coal(s) for s in shapes]
     req = coal.DistanceRequest()

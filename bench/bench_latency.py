@@ -118,8 +118,8 @@ def process_cpu(pids: list[int]) -> tuple[float, float]:
 def reference_compute(repeats: int, gap: float = 0.0) -> float:
     """Mean seconds of one in-process evaluation (model + 256 probes) along the demo script,
     back to back, or with ``gap`` seconds of sleep before each (as a node between messages)."""
-    from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array
-    from ambf_collision.ros_node import Scene
+    from ambf_collision.demo.trajectory import JOINT_NAMES, demo_joint_array
+    from ambf_collision.ros.node import Scene
 
     cwd = os.getcwd()
     os.chdir(REPO)
@@ -155,7 +155,7 @@ def echo_main() -> int:
     from sensor_msgs.msg import JointState
 
     from ambf_collision.msg import ContactArray
-    from ambf_collision.ros_run import run_node
+    from ambf_collision.ros.run import run_node
 
     class Echo(Node):
         def __init__(self):
@@ -183,7 +183,7 @@ def publish_main(domain: int, rates: list[float], seconds: float) -> int:
     from rclpy.signals import SignalHandlerOptions
     from sensor_msgs.msg import JointState
 
-    from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array
+    from ambf_collision.demo.trajectory import JOINT_NAMES, demo_joint_array
 
     rclpy.init(domain_id=domain, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node("bench_latency_publisher")

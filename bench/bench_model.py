@@ -21,10 +21,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ambf_collision import shapes as S  # noqa: E402
-from ambf_collision.filtering import Overrides  # noqa: E402
+from ambf_collision.geometry import shapes as S  # noqa: E402
+from ambf_collision.model.filtering import Overrides  # noqa: E402
 from ambf_collision.model import Model  # noqa: E402
-from ambf_collision.transforms import quat_to_matrix  # noqa: E402
+from ambf_collision.geometry.transforms import quat_to_matrix  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 EX = REPO.parent / "shared" / "adf-examples"

@@ -47,12 +47,12 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 try:  # the built workspace (source scripts/activate.sh) also provides ambf_collision.msg
-    import ambf_collision.monitor  # noqa: F401
+    import ambf_collision.monitor.monitor  # noqa: F401
 except ImportError:
     sys.path.insert(0, str(REPO))
 
-from ambf_collision import monitor as mon  # noqa: E402
-from ambf_collision.demo_trajectory import JOINT_NAMES, demo_joint_array  # noqa: E402
+from ambf_collision.monitor import monitor as mon  # noqa: E402
+from ambf_collision.demo.trajectory import JOINT_NAMES, demo_joint_array  # noqa: E402
 
 ADF = "examples/demo/demo_arm.yaml"
 PROBES = "examples/demo/demo_probes_256.yaml"
@@ -60,7 +60,7 @@ TARGET_US = 500.0
 
 
 def _scene():
-    from ambf_collision.ros_node import Scene  # imports rclpy lazily only in the node class
+    from ambf_collision.ros.node import Scene  # imports rclpy lazily only in the node class
 
     cwd = os.getcwd()
     os.chdir(REPO)
@@ -76,7 +76,7 @@ def _load_scene():
         return _scene()
     except ImportError:
         from ambf_collision.model import Model
-        from ambf_collision.probes import load_probe_file
+        from ambf_collision.probes.probe_set import load_probe_file
 
         class _S:
             pass
@@ -91,7 +91,7 @@ def _load_scene():
 
 def _writers(scene):
     try:
-        from ambf_collision.ros_convert import (ContactArraySerializer, ContactArrayWriter,
+        from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                                ProbeArraySerializer, ProbeArrayWriter, stamp_msg)
     except ImportError as err:
         print(f"(message conversion not timed: {err}; source scripts/activate.sh)")
@@ -218,7 +218,7 @@ def node_callback(cycles: int):
         from rclpy.serialization import serialize_message
         from sensor_msgs.msg import JointState
 
-        from ambf_collision.ros_node import CollisionMonitorNode
+        from ambf_collision.ros.node import CollisionMonitorNode
     except ImportError as err:
         print(f"(node callback not timed: {err})")
         return None

@@ -34,10 +34,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ambf_collision.batch import LinkShapes  # noqa: E402
-from ambf_collision.probes import PatchSpec, ProbeSet  # noqa: E402
-from ambf_collision.shapes import Box, Capsule, Cone, Cylinder, Plane, Sphere  # noqa: E402
-from ambf_collision.transforms import axis_angle_to_matrix  # noqa: E402
+from ambf_collision.geometry.pairs import LinkShapes  # noqa: E402
+from ambf_collision.probes.probe_set import PatchSpec, ProbeSet  # noqa: E402
+from ambf_collision.geometry.shapes import Box, Capsule, Cone, Cylinder, Plane, Sphere  # noqa: E402
+from ambf_collision.geometry.transforms import axis_angle_to_matrix  # noqa: E402
 
 
 def _rand_rot(rng):
@@ -110,7 +110,7 @@ def coal_reference(ps, link, shapes, shape_body, body_R, body_t, max_pairs, rng)
     pairs, sampled?). Shapes are converted once (outside the timing)."""
     import coal
 
-    from ambf_collision.coal_bridge import to_coal
+    from ambf_collision.geometry.coal_bridge import to_coal
 
     # all sensed pairs: every probe against every shape not on its own body
     pi, si = np.nonzero(ps.probe_body[:, None] != np.asarray(shape_body)[None, :])
@@ -179,9 +179,9 @@ def run(workload, cycles, target_ms, probe_range=0.02):
 
 def run_demo(cycles):
     """Workload C: the demo trajectory, with and without the model's rigid roots."""
-    from ambf_collision.demo_trajectory import JOINT_NAMES, PERIOD, demo_joint_array
+    from ambf_collision.demo.trajectory import JOINT_NAMES, PERIOD, demo_joint_array
     from ambf_collision.model import Model
-    from ambf_collision.probes import load_probe_file, rigid_roots
+    from ambf_collision.probes.probe_set import load_probe_file, rigid_roots
 
     repo = Path(__file__).resolve().parents[1]
     model = Model.from_files([str(repo / "examples/demo/demo_arm.yaml")])

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ambf_collision.shapes import BOX, CONE, CYLINDER, Box, Capsule, Cone, Cylinder  # noqa: E402
-from ambf_collision.solid_distance import segment_solid_distance, segment_solid_distance_bisect  # noqa: E402
-from ambf_collision.transforms import matrix_to_quat, quat_to_matrix  # noqa: E402
+from ambf_collision.geometry.shapes import BOX, CONE, CYLINDER, Box, Capsule, Cone, Cylinder  # noqa: E402
+from ambf_collision.geometry.solids import segment_solid_distance, segment_solid_distance_bisect  # noqa: E402
+from ambf_collision.geometry.transforms import matrix_to_quat, quat_to_matrix  # noqa: E402
 
 NAMES = {BOX: "box", CYLINDER: "cylinder", CONE: "cone"}
 
@@ -50,7 +50,7 @@ def main():
         print(f"  {NAMES[kind]:9s} max|d_new - d_ref| = {np.max(np.abs(d1 - d0)):.2e} m  "
               f"(separated {np.sum(d0 > 0)})")
     try:
-        from ambf_collision.coal_bridge import solid_pair_distance
+        from ambf_collision.geometry.coal_bridge import solid_pair_distance
     except ImportError:
         solid_pair_distance = None
     print("time per call (us): new, bisection reference, coal per pair; ratios")
@@ -76,7 +76,7 @@ def main():
 def box_rows(rng):
     """BOX calls of a few rows: the row-by-row Python path against the NumPy kernel (the path
     above BOX_SCALAR_ROWS), same inputs, best of 7 runs."""
-    from ambf_collision import solid_distance as sd
+    from ambf_collision.geometry import solids as sd
     print(f"box, row-by-row path (K <= {sd.BOX_SCALAR_ROWS}) vs NumPy kernel, time per call (us)")
     limit = sd.BOX_SCALAR_ROWS
     for K in range(1, limit + 2):

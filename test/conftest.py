@@ -1,4 +1,4 @@
-"""Shared pytest configuration."""
+"""Shared pytest configuration and the paths every test folder uses."""
 
 import os
 import sys
@@ -11,7 +11,17 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
-# Test helper modules (ros_harness, exact_reference, ...) live beside the tests.
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Test helper modules (ros_harness, exact_reference, ...) live beside this file; test modules
+# import the paths below with ``from conftest import ...``.
+TEST_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(TEST_DIR))
 
-SHARED_EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "adf-examples"
+REPO = TEST_DIR.parent
+"""The repository (source tree) root."""
+EXAMPLES = REPO.parent / "shared" / "adf-examples"
+"""The eight real AMBF example files (``../shared/adf-examples``)."""
+SHARED_EXAMPLES = EXAMPLES
+DEMO_DIR = REPO / "examples" / "demo"
+DEMO_ARM = DEMO_DIR / "demo_arm.yaml"
+DEMO_PROBES = DEMO_DIR / "demo_probes.yaml"
+DEMO_PROBES_256 = DEMO_DIR / "demo_probes_256.yaml"

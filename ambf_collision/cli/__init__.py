@@ -1,0 +1,1 @@
+"""The ``ambf-collision`` command-line tool (no ROS needed)."""

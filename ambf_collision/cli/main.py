@@ -1,0 +1,51 @@
+"""``ambf-collision``: the command-line tool of the core library (no ROS needed).
+
+Subcommands (each module registers its own):
+  distance FILE.json          signed distances between shapes given as JSON
+  pairs FILE...               the body pairs AMBF checks, and the ignored ones with the rule
+  check FILE... [--probes P]  body poses, contacts, minimum distance (and tactile probes)
+
+Exit status: 0 on success, 2 on bad input (one clear message on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ambf_collision.cli import distance as cli_distance
+from ambf_collision.cli import model as cli_model
+from ambf_collision.probes.probe_set import ProbeCheckExtension
+
+# `check --probes PROBES.yaml`: tactile probes extend the check report (registered once).
+cli_model.register_check_extension(ProbeCheckExtension())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ambf-collision",
+        description=(
+            "Exact signed distances, contacts and tactile probes for AMBF ADF files. "
+            "Units: metres and radians; positions in the world frame."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    cli_distance.register(sub)
+    cli_model.register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # e.g. `ambf-collision pairs ... | head`
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The bundled demo: joint script, text view and PNG picture (no ROS needed)."""

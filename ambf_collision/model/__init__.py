@@ -1,0 +1,9 @@
+"""Model layer: ADF loading, names, kinematics, collision filtering, ``Model`` / ``Data``.
+
+``from ambf_collision.model import Model`` is the public entry point of the library.
+"""
+
+from ambf_collision.model.adf import AdfError
+from ambf_collision.model.model import Data, EvaluationResult, Model, ModelContact, ShapeInfo
+
+__all__ = ["AdfError", "Data", "EvaluationResult", "Model", "ModelContact", "ShapeInfo"]

@@ -1,0 +1,349 @@
+"""Compiled collision model of AMBF ADF files (``Model``) and its per-cycle buffers (``Data``).
+
+Like Pinocchio's Model/Data: ``Model`` holds what never changes (shapes in body frames, the
+kinematic tree, the checked shape pairs as arrays, names); ``Data`` holds joint positions,
+per-file root poses, body poses and results, all preallocated and reused.
+
+Frames and units: metres, radians; poses ``(R, t)`` with ``x_world = R x_body + t``; contact
+points, normals and positions in world. ``distance`` is signed (< 0: penetration).
+
+Usage::
+
+    model = Model.from_files(paths, overrides=Overrides.from_strings(ignore=["a:b"]))
+    data = model.create_data()
+    unknown = model.set_joint_positions(data, names, positions)
+    result = model.evaluate(data, report_distance=0.05)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
+from ambf_collision.geometry.pairs import LinkShapes, PairDistance
+from ambf_collision.model.filtering import Overrides, filter_pairs
+from ambf_collision.model.kinematics import KinematicTree
+from ambf_collision.geometry.shapes import KIND_NAMES
+from ambf_collision.geometry.transforms import matrix_to_quat
+
+__all__ = ["Model", "Data", "EvaluationResult", "ModelContact", "ShapeInfo"]
+
+_NO_CONTACTS = np.zeros(0, dtype=np.intp)  # contact_index of a cycle without contacts (shared)
+_NO_CONTACTS.flags.writeable = False
+
+
+@dataclass(frozen=True)
+class ShapeInfo:
+    """Shape ``k`` of the model: owning body (qualified name and index), index within the
+    body's compound shape (-1 when the body has exactly one shape), kind name."""
+
+    body: str
+    body_index: int
+    index: int
+    kind: str
+
+
+@dataclass
+class ModelContact:
+    """One reported pair (the ``Contact`` fields plus who): world frame, metres."""
+
+    body_1: str
+    body_2: str
+    shape_1: int
+    shape_2: int
+    distance: float
+    point_1: np.ndarray
+    point_2: np.ndarray
+    position: np.ndarray
+    normal: np.ndarray
+
+    def to_json(self) -> dict:
+        return {
+            "body_1": self.body_1, "body_2": self.body_2,
+            "shape_1": self.shape_1, "shape_2": self.shape_2,
+            "distance": float(self.distance),
+            "point_1": [float(x) for x in self.point_1],
+            "point_2": [float(x) for x in self.point_2],
+            "position": [float(x) for x in self.position],
+            "normal": [float(x) for x in self.normal],
+        }
+
+
+class Data:
+    """Per-cycle buffers of one :class:`Model` (reused by every ``evaluate``).
+
+    ``q (J,)`` joint positions (rad / m); ``file_R (F,3,3)``, ``file_t (F,3)`` per-file root
+    poses; ``body_R (B,3,3)``, ``body_t (B,3)`` body poses in world; ``distance (P,)``,
+    ``point_1``, ``point_2``, ``normal``, ``position`` (P,3) of the checked shape pairs
+    (``point_1`` and ``point_2`` are the halves of ``points (2P,3)``, as in ``PairResult``);
+    ``exact (P,)`` bool: False where ``evaluate(near_only=True)`` kept only a lower bound
+    (see ``batch.PairDistance.compute``). ``vectors (4P,3)``: point_1, point_2, position and
+    normal are its four quarters (one ``take`` gathers the four rows of any pairs).
+    """
+
+    def __init__(self, model: "Model"):
+        J, B, P, F = len(model.joint_names), len(model.body_names), len(model.pairs), model.tree.n_files
+        self.q = np.zeros(J)
+        self.file_R = np.array([p[0] for p in model.world.file_poses], float).reshape(F, 3, 3)
+        self.file_t = np.array([p[1] for p in model.world.file_poses], float).reshape(F, 3)
+        self.body_R = np.tile(np.eye(3), (B, 1, 1))
+        self.body_t = np.zeros((B, 3))
+        self.distance = np.full(P, np.inf)
+        self.exact = np.ones(P, dtype=bool)
+        self.vectors = np.zeros((4 * P, 3))  # point_1, point_2, position, normal: its quarters
+        self.points = self.vectors[:2 * P]  # point_1 and point_2 are its two halves (one copy)
+        self.point_1 = self.vectors[:P]
+        self.point_2 = self.vectors[P:2 * P]
+        self.position = self.vectors[2 * P:3 * P]
+        self.normal = self.vectors[3 * P:]
+        self.world = None  # WorldShapes of the last evaluate (the model's reused buffer)
+
+
+class EvaluationResult:
+    """Result of :meth:`Model.evaluate` (views of the ``Data`` buffers, valid until the next
+    ``evaluate`` with the same ``Data``).
+
+    ``min_distance`` (m, +inf when no pair is checked), ``closest`` (pair index or -1),
+    ``pairs_checked``, ``distances (P,)``, ``contact_index`` (pair indices with distance below
+    the report distance, closest first), ``contacts`` (list of :class:`ModelContact`, same
+    order), ``body_R (B,3,3)``, ``body_t (B,3)``, ``world`` (all shapes in world, the
+    model's reused ``WorldShapes`` buffer).
+    """
+
+    def __init__(self, model: "Model", data: Data, contact_index: np.ndarray,
+                 closest: Optional[int] = None, min_distance: Optional[float] = None):
+        self._model, self._data = model, data
+        self.pairs_checked = len(model.pairs)
+        self.distances = data.distance
+        self.body_R, self.body_t = data.body_R, data.body_t
+        self.world = data.world
+        self.contact_index = contact_index
+        if not self.pairs_checked:
+            self.closest, self.min_distance = -1, math.inf
+        elif min_distance is None:
+            k = int(data.distance.argmin()) if closest is None else closest
+            self.closest, self.min_distance = k, float(data.distance[k])
+        else:  # both given by evaluate
+            self.closest, self.min_distance = closest, min_distance
+        self._contacts = None
+        self._vectors = None
+
+    @property
+    def contact_vectors(self) -> np.ndarray:
+        """``(n,4,3)``: point_1, point_2, position, normal of the reported contacts (m, world),
+        closest first; one gather, made once per result (the contacts hold views of its rows)."""
+        if self._vectors is None:  # take: ~3x cheaper than fancy indexing by (n,4) indices
+            rows = self._model.pair_vector_rows.take(self.contact_index, axis=0)  # (n,4)
+            self._vectors = self._data.vectors.take(rows, axis=0)
+        return self._vectors
+
+    @property
+    def contacts(self) -> list:
+        if self._contacts is None:
+            idx = self.contact_index
+            vec = self.contact_vectors  # each contact holds views of its own rows
+            who = self._model.pair_contact_info
+            out = []
+            for r, (k, dist) in enumerate(zip(idx.tolist(), self._data.distance[idx].tolist())):
+                v = vec[r]
+                out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3]))
+            self._contacts = out
+        return self._contacts
+
+    def contacts_finite(self) -> bool:
+        """True when every reported contact (distance, points, position, normal) is finite:
+        one vectorised check over the reported rows."""
+        idx, d = self.contact_index, self._data
+        if not idx.size:
+            return True
+        return bool(np.isfinite(d.distance[idx]).all() and np.isfinite(d.point_1[idx]).all()
+                    and np.isfinite(d.point_2[idx]).all() and np.isfinite(d.position[idx]).all()
+                    and np.isfinite(d.normal[idx]).all())
+
+    def body_poses(self) -> dict:
+        """``{qualified body name: (position (3,), quaternion [x,y,z,w])}`` in world."""
+        q = matrix_to_quat(self.body_R)
+        return {n: (self.body_t[k].copy(), q[k]) for k, n in enumerate(self._model.body_names)}
+
+
+class Model:
+    """Collision model compiled once from an :class:`AdfWorld`.
+
+    Attributes: ``world``; ``tree`` (:class:`KinematicTree`); ``body_names`` (qualified),
+    ``body_plain_names``, ``joint_names`` (qualified), ``joint_plain_names``; ``shapes``
+    (geometry-core shapes in body frames), ``shape_body (S,)``, ``shape_info`` (list of
+    :class:`ShapeInfo`); ``pairs (P,2)`` checked shape pairs, ``pair_bodies (P,2)`` their
+    bodies; ``body_pairs (Q,2)`` checked body pairs, ``ignored`` ``[(i, j, reason)]``;
+    ``filter`` (the :class:`FilterResult`); ``link_shapes`` / ``pair_distance`` (the batch
+    objects, possibly empty, never None).
+    """
+
+    def __init__(self, world: AdfWorld, overrides: Optional[Overrides] = None):
+        self.world = world
+        self.tree = KinematicTree(world)
+        self.body_names = [b.name for b in world.bodies]
+        self.body_plain_names = [b.plain_name for b in world.bodies]
+        self.joint_names = list(self.tree.joint_names)
+        self.joint_plain_names = list(self.tree.joint_plain_names)
+        shapes, shape_body, info = [], [], []
+        first = np.zeros(len(world.bodies) + 1, dtype=np.intp)
+        for bi, b in enumerate(world.bodies):
+            first[bi] = len(shapes)
+            for k, s in enumerate(b.shapes):
+                shapes.append(s)
+                shape_body.append(bi)
+                info.append(ShapeInfo(b.name, bi, k if len(b.shapes) > 1 else -1, KIND_NAMES[s.kind]))
+        first[len(world.bodies)] = len(shapes)
+        self.shapes = shapes
+        self.shape_body = np.array(shape_body, dtype=np.intp)
+        self.shape_info = info
+        self.filter = filter_pairs(world, overrides)
+        self.body_pairs = self.filter.checked
+        self.ignored = self.filter.ignored
+        pairs, pair_bodies = [], []
+        for i, j in self.body_pairs:  # compile time only: all shape combinations of each body pair
+            si = np.arange(first[i], first[i + 1])
+            sj = np.arange(first[j], first[j + 1])
+            a, b = np.meshgrid(si, sj, indexing="ij")
+            pairs.append(np.stack([a.ravel(), b.ravel()], axis=1))
+            pair_bodies.append(np.tile([i, j], (a.size, 1)))
+        self.pairs = np.concatenate(pairs).astype(np.intp) if pairs else np.zeros((0, 2), np.intp)
+        self.pair_bodies = np.concatenate(pair_bodies).astype(np.intp) if pairs else np.zeros((0, 2), np.intp)
+        self.pair_shapes = [tuple(p) for p in self.pairs.tolist()]  # Python ints, per pair
+        # per pair: (body_1, body_2, shape_1, shape_2) of its ModelContact, and the rows of its
+        # point_1, point_2, position, normal in Data.vectors
+        self.pair_contact_info = [(info[a].body, info[b].body, info[a].index, info[b].index)
+                                  for a, b in self.pair_shapes]
+        P = len(self.pairs)
+        self.pair_vector_rows = np.arange(P, dtype=np.intp)[:, None] + P * np.arange(4)
+        self.link_shapes = LinkShapes(shapes, self.shape_body)  # may be empty
+        self.pair_distance = PairDistance(self.link_shapes, self.pairs)
+        self._name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
+        self._groups = {}
+        for b in world.bodies:
+            self._groups[b.name] = b.groups
+            self._groups.setdefault(b.plain_name, b.groups)
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_files(cls, paths, overrides: Optional[Overrides] = None, root_poses=None) -> "Model":
+        """Load ADF files (see :func:`load_adf_files`) and compile. Raises ``AdfError``."""
+        return cls.from_world(load_adf_files(paths, root_poses=root_poses), overrides)
+
+    @classmethod
+    def from_world(cls, world: AdfWorld, overrides: Optional[Overrides] = None) -> "Model":
+        return cls(world, overrides)
+
+    def create_data(self) -> Data:
+        return Data(self)
+
+    # -- queries --------------------------------------------------------------------------------
+
+    def body_index(self, name: str) -> int:
+        """Index of a body by qualified or (unique) plain name; KeyError otherwise."""
+        return self.world.body_index(name)
+
+    def groups_of(self, body: str) -> tuple:
+        """Collision groups of a body (qualified or plain name); ``()`` = collides with all."""
+        if body not in self._groups:
+            raise KeyError(body)
+        return self._groups[body]
+
+    # -- per cycle ------------------------------------------------------------------------------
+
+    def set_joint_positions(self, data: Data, names, positions) -> list:
+        """Set joint positions (rad / m) by joint name (plain when unique, else qualified).
+        Returns the names not known (not raised). Joints not named keep their last value.
+        Raises ValueError for non-finite positions or a length mismatch."""
+        positions = np.asarray(positions, dtype=float)
+        if positions.ndim != 1:
+            positions = positions.reshape(-1)
+        names = tuple(names)
+        if len(names) != positions.size:
+            raise ValueError(f"{len(names)} joint names but {positions.size} positions")
+        if not all(map(math.isfinite, positions.tolist())):  # a few joints: faster than NumPy
+            i = int(np.argmin(np.isfinite(positions)))
+            raise ValueError(f"joint {names[i]!r}: position must be finite, got {positions[i]}")
+        try:
+            entry = self._name_cache.get(names)
+        except TypeError:  # unhashable names: no cache
+            entry = None
+        if entry is None:
+            idx, keep, unknown = self.tree.joint_indices(names)
+            full = len(unknown) == 0 and np.array_equal(idx, np.arange(len(self.joint_names)))
+            entry = (idx, keep, unknown, full)
+            try:
+                if len(self._name_cache) >= 64:
+                    self._name_cache.clear()
+                self._name_cache[names] = entry
+            except TypeError:
+                pass
+        idx, keep, unknown, full = entry
+        if full:  # every joint, in model order (the monitor's case)
+            data.q[...] = positions
+        else:
+            data.q[idx] = positions[keep]
+        return list(unknown)
+
+    def set_root_poses(self, data: Data, root_poses) -> None:
+        """Per-file root poses: sequence aligned with the files, or dict keyed by file path or
+        file index, of ``(R (3,3), t (3,))``; ``None`` entries are left unchanged."""
+        items = root_poses.items() if isinstance(root_poses, dict) else enumerate(root_poses)
+        files = self.world.files
+        for key, pose in items:
+            f = key if isinstance(key, int) else files.index(str(key)) if str(key) in files else None
+            if f is None or not 0 <= f < len(files):
+                raise ValueError(f"root pose for unknown file {key!r}")
+            if pose is None:
+                continue
+            R = np.asarray(pose[0], float).reshape(3, 3)
+            t = np.asarray(pose[1], float).reshape(3)
+            if not (np.all(np.isfinite(R)) and np.all(np.isfinite(t))):
+                raise ValueError(f"root pose of {files[f]}: must be finite")
+            data.file_R[f], data.file_t[f] = R, t
+
+    def evaluate(self, data: Data, root_poses=None, report_distance: float = 0.05,
+                 near_only: bool = False) -> EvaluationResult:
+        """Pose all bodies, compute all checked pairs' signed distances, report contacts below
+        ``report_distance`` (m), closest first.
+
+        ``near_only=True`` (what the node uses): a pair proven farther than both
+        ``report_distance`` and the smallest pair distance keeps a lower bound of its distance
+        instead of the exact value (``data.exact`` is False for it). Contacts, ``min_distance``
+        and ``closest`` are the same as with ``near_only=False``."""
+        if root_poses is not None:
+            self.set_root_poses(data, root_poses)
+        self.tree.forward(data.q, data.file_R, data.file_t, data.body_R, data.body_t)
+        world = self.link_shapes.to_world(data.body_R, data.body_t)
+        data.world = world
+        if len(self.pairs):
+            r = self.pair_distance.compute(world, report_distance if near_only else None)
+            # copies into Data's own buffers (same dtypes; item assignment: less call overhead
+            # than np.copyto)
+            data.exact[...] = r.exact
+            data.distance[...] = r.distance
+            data.points[...] = r.points  # point_1 and point_2
+            data.normal[...] = r.normal
+            data.position[...] = r.position
+            dist = data.distance
+            closest = int(dist.argmin())
+            lowest = dist.item(closest)
+            # Contacts are selected and sorted only when the closest pair is below the report
+            # distance (most cycles have none); a NaN closest value takes the full path too.
+            if lowest >= report_distance:
+                idx = _NO_CONTACTS
+            else:
+                idx = (dist < report_distance).nonzero()[0]
+                if len(idx) > 1:
+                    idx = idx[dist[idx].argsort(kind="stable")]
+            return EvaluationResult(self, data, idx, closest, lowest)
+        return EvaluationResult(self, data, _NO_CONTACTS)
+
+
+# Re-exported for callers that catch loader errors through the model module.
+AdfError = AdfError

@@ -1,0 +1,1 @@
+"""Monitor layer: the ROS-free logic of the ``collision_monitor`` node."""

@@ -1,0 +1,1 @@
+"""Probes layer: kinematic tactile probes (ghost sensing spheres fixed on bodies)."""

@@ -1,0 +1,1 @@
+"""ROS 2 layer: the only part of the package that imports rclpy or ROS messages."""

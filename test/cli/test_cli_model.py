@@ -1,0 +1,124 @@
+"""``ambf-collision pairs`` / ``check``: output formats and clean errors (exit 2, no traceback)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import EXAMPLES, REPO
+from ambf_collision.cli.main import main
+needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"AMBF examples absent: {EXAMPLES}")
+SD = str(EXAMPLES / "ScrewDriverEnv_env.yaml")
+G4 = str(EXAMPLES / "gripper4" / "gripper.yaml")
+KUKA = str(EXAMPLES / "blender-kuka-tip-sphere.yaml")
+FLOOR = str(EXAMPLES / "checkered_floor.yaml")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@needs_examples
+def test_pairs_json(capsys):
+    code, out, err = run(capsys, "pairs", SD, "--json")
+    assert code == 0
+    rep = json.loads(out)
+    ns = "/ambf/env/ScrewDriverEnv/"
+    checked = {frozenset(p) for p in rep["checked"]}
+    ignored = {frozenset(x["pair"]): x["reason"] for x in rep["ignored"]}
+    assert frozenset((ns + "SDTip1", ns + "Fin1")) in checked
+    assert ignored[frozenset((ns + "SDTip2", ns + "Fin1"))] == "no shared collision group"
+    assert len(checked) + len(ignored) == 66
+
+
+@needs_examples
+def test_pairs_table_and_overrides(capsys):
+    code, out, err = run(capsys, "pairs", G4, "--ignore", "LeftTip:RightTip", "--check", "Wrist:LeftTip")
+    assert code == 0
+    assert "checked body pairs: 3" in out and "ignored body pairs: 3" in out
+    assert "user ignore LeftTip:RightTip" in out and "user check Wrist:LeftTip" in out
+
+
+@needs_examples
+def test_check_json(capsys):
+    code, out, err = run(capsys, "check", G4, "--json", "--joint", "Wrist-LeftTip=-0.04",
+                         "--joint", "/ambf/env/gripper/Wrist-RightTip=-0.04", "--report-distance", "0.05")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert set(rep) >= {"bodies", "pairs_checked", "min_distance", "contacts"}
+    left = rep["bodies"]["/ambf/env/gripper/LeftTip"]
+    assert left["position"] == pytest.approx([0.0, -0.035, 0.0], abs=1e-3) and len(left["orientation"]) == 4
+    assert rep["pairs_checked"] == 3
+    c = rep["contacts"][0]
+    assert set(c) == {"body_1", "body_2", "shape_1", "shape_2", "distance", "point_1", "point_2", "position", "normal"}
+    assert c["distance"] == pytest.approx(rep["min_distance"])
+    (tips,) = [x for x in rep["contacts"] if {x["body_1"], x["body_2"]} == {
+        "/ambf/env/gripper/LeftTip", "/ambf/env/gripper/RightTip"}]
+    assert tips["distance"] == pytest.approx(0.034, abs=1e-4)
+    assert [x["distance"] for x in rep["contacts"]] == sorted(x["distance"] for x in rep["contacts"])
+
+
+@needs_examples
+def test_check_table_warnings_and_null_min(capsys):
+    code, out, err = run(capsys, "check", KUKA, "--json")
+    assert code == 0 and json.loads(out)["min_distance"] is None
+    assert err.count("warning:") == 1 and "link7.STL" in err
+    code, out, err = run(capsys, "check", KUKA, FLOOR, "--report-distance", "0.001")
+    assert code == 0
+    assert "pairs checked: 9" in out and "min distance: 0.000400 m" in out
+    assert "contacts below 0.001 m: 1" in out
+
+
+def _bad_file(tmp_path):
+    doc = {"bodies": ["BODY Wrist"], "BODY Wrist": {
+        "name": "Wrist", "location": {"position": {"x": 0, "y": 0, "z": 0}, "orientation": {"r": 0, "p": 0, "y": 0}},
+        "collision shape": "SPHERE", "collision geometry": {"radius": "abc"}}}
+    p = tmp_path / "gripper.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    return str(p)
+
+
+@needs_examples
+@pytest.mark.parametrize("cmd", ["pairs", "check"])
+def test_errors_exit_2_one_line(tmp_path, capsys, cmd):
+    bad = _bad_file(tmp_path)
+    code, out, err = run(capsys, cmd, bad)
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0
+    assert f"{bad}: BODY Wrist: 'collision geometry'.radius: must be a finite number >= 0, got 'abc'" in err
+    code, out, err = run(capsys, cmd, G4, "--ignore", "justone")
+    assert code == 2 and "--ignore" in err and "justone" in err
+    code, out, err = run(capsys, cmd, str(tmp_path / "missing.yaml"))
+    assert code == 2 and "missing.yaml" in err
+
+
+@needs_examples
+@pytest.mark.parametrize("arg, text", [("nope=1", "unknown joint 'nope'"), ("Wrist-LeftTip", "NAME=VALUE"),
+                                       ("Wrist-LeftTip=abc", "must be a number"), ("Wrist-LeftTip=nan", "finite")])
+def test_bad_joint_arguments(capsys, arg, text):
+    code, out, err = run(capsys, "check", G4, "--joint", arg)
+    assert code == 2 and text in err and out == ""
+
+
+@needs_examples
+def test_ambiguous_joint_hint(tmp_path, capsys):
+    other = tmp_path / "g.yaml"
+    other.write_text(Path(G4).read_text().replace("/ambf/env/gripper/", "/right/"))
+    code, out, err = run(capsys, "check", G4, str(other), "--joint", "Wrist-LeftTip=0.01")
+    assert code == 2 and "ambiguous" in err
+
+
+def test_subprocess_no_traceback(tmp_path):
+    p = tmp_path / "broken.yaml"
+    p.write_text("bodies: [BODY A\n")
+    proc = subprocess.run([sys.executable, "-m", "ambf_collision.cli.main", "check", str(p)],
+                          capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "malformed YAML" in proc.stderr and str(p) in proc.stderr

@@ -1,0 +1,108 @@
+"""`make demo` end to end: scripts/run_demo.sh with a duration, and its clean stop on SIGTERM.
+
+Real processes over real DDS (node, joint player, viewer) on a domain of their own. Checks: exit
+0 within a bound, the live view printed a minimum distance and reached a penetrating contact of
+the demo script, a valid PNG was written, no traceback, and no process of the demo is left.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+pytest.importorskip("rclpy", reason="rclpy not importable: run through `make test`")
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _demo_processes(domain: int) -> list:
+    """PIDs of live processes with ROS_DOMAIN_ID=<domain> that belong to the demo."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            env = open(f"/proc/{d}/environ", "rb").read().split(b"\0")
+            cmd = open(f"/proc/{d}/cmdline", "rb").read()
+            state = open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state == "Z":
+            continue
+        if f"ROS_DOMAIN_ID={domain}".encode() in env and (
+                b"collision_monitor" in cmd or b"joint_player" in cmd or b"demo_viewer" in cmd):
+            found.append(int(d))
+    return found
+
+
+def _run_demo(domain, duration, out_dir, **popen):
+    env = dict(os.environ, DEMO_DOMAIN_ID=str(domain), DEMO_NO_RVIZ="1")
+    return subprocess.Popen(["bash", "scripts/run_demo.sh", str(duration), "--period", "0.5",
+                             "--png-period", "1.0"], cwd=str(REPO), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+def _check_png(path: Path):
+    assert path.is_file(), f"{path} not written"
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC
+    w, h = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert w >= 200 and h >= 200
+
+
+def test_run_demo_with_duration(tmp_path):
+    domain = 215 + os.getpid() % 9  # 215..232: outside the ephemeral port range on Linux
+    out_png = REPO / "demo_output" / "demo_scene.png"
+    if out_png.exists():
+        out_png.unlink()
+    t0 = time.monotonic()
+    proc = _run_demo(domain, 8, tmp_path)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"run_demo.sh 8 did not finish within 60 s\n{out[-2000:]}\n{err[-2000:]}")
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{out[-2000:]}\n{err[-3000:]}"
+    assert elapsed < 45, f"took {elapsed:.1f} s"
+    assert "Traceback" not in out + err
+    mins = [float(m) for m in re.findall(r"min\s+([+-]\d+\.\d) mm", out)]
+    assert len(mins) >= 5, out[-2000:]
+    # the first 8 s of the demo script reach the self-contact hold (3.5-4.5 s): a penetration
+    assert min(mins) < 0.0, f"no contact seen: {sorted(mins)[:5]}"
+    assert "closest:" in out and "probes:" in out
+    assert "smallest distance seen -" in out
+    _check_png(out_png)
+    time.sleep(0.5)
+    assert _demo_processes(domain) == []
+
+
+def test_run_demo_stops_cleanly_on_sigterm(tmp_path):
+    domain = 224 + os.getpid() % 9
+    proc = _run_demo(domain, 0, tmp_path)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(_demo_processes(domain)) < 3:
+        time.sleep(0.2)
+    assert len(_demo_processes(domain)) == 3, "node, player and viewer did not all start"
+    time.sleep(3.0)
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail("run_demo.sh did not stop within 20 s of SIGTERM")
+    assert proc.returncode == 0, err[-2000:]
+    assert "Traceback" not in out + err
+    assert "run_demo: stopped" in out
+    time.sleep(0.5)
+    assert _demo_processes(domain) == []
+    logs = (REPO / "demo_output" / "collision_monitor.log").read_text()
+    assert "Traceback" not in logs

@@ -1,0 +1,292 @@
+"""RViz markers: counts, types, poses against hand-derived shape poses, namespaces, colours, no NaN.
+
+Expectations are derived by hand (a 3-4-5 capsule, the shortest-arc quaternion written out, the
+demo ADF file's own `location` + `collision offset`), never read back from the builder.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("visualization_msgs.msg", reason="ROS 2 messages not importable: run via `make test`")
+from visualization_msgs.msg import Marker  # noqa: E402
+
+from conftest import REPO
+from ambf_collision.geometry.pairs import WorldShapes  # noqa: E402
+from ambf_collision.ros.markers import (GREEN, GREY, RED, MarkerBuilder, build_markers,  # noqa: E402
+                                        distance_colors, force_colors, hull_triangles)
+from ambf_collision.geometry.shapes import Box, Capsule, Cone, ConvexHull, Cylinder, Plane, Sphere  # noqa: E402
+from ambf_collision.geometry.transforms import quat_to_matrix  # noqa: E402
+DEMO = REPO / "examples" / "demo" / "demo_arm.yaml"
+R_CAP = 0.05
+
+
+def _scene():
+    shapes = [
+        Capsule([0.1, 0.2, 0.3], [0.1, 0.5, 0.7], R_CAP),     # 0: segment (0, .3, .4), length .5
+        Sphere([1.0, 2.0, 3.0], 0.2),                        # 1
+        Box([0.2, 0.4, 0.6], [1, 1, 1], [0, 0, math.sin(0.3), math.cos(0.3)]),  # 2: yaw 0.6
+        Cylinder(0.1, 0.3, [0, 0, 1], [0, 0, 0, 1]),         # 3
+        Cone(0.1, 0.2, [0, 1, 0], [0, 0, 0, 1]),              # 4
+        Plane([0, 0, 1], 0.0),                               # 5: floor z = 0
+        Plane([0, 0, -1], -2.0),                             # 6: ceiling z = 2, normal down
+        Capsule([0.3, 0.3, 0.3], [0.3, 0.3, 0.3], 0.0),      # 7: fully degenerate capsule
+    ]
+    labels = ["arm", "ball", "box", "cyl", "cone", "floor", "ceiling", "dot"]
+    return WorldShapes.from_shapes(shapes), labels
+
+
+def _walk_numbers(msg, path="m"):
+    """Every float field of a message tree, with its path."""
+    if isinstance(msg, float):
+        yield path, msg
+        return
+    if isinstance(msg, (list, tuple)):
+        for i, x in enumerate(msg):
+            yield from _walk_numbers(x, f"{path}[{i}]")
+        return
+    fields = getattr(msg, "get_fields_and_field_types", None)
+    if fields is None:
+        return
+    for name in fields():
+        yield from _walk_numbers(getattr(msg, name), f"{path}.{name}")
+
+
+def _assert_no_nan(array):
+    bad = [(p, v) for p, v in _walk_numbers(list(array.markers)) if not math.isfinite(v)]
+    assert not bad, bad[:5]
+
+
+def _by_ns(array):
+    out = {}
+    for m in array.markers:
+        out.setdefault(m.ns, []).append(m)
+    return out
+
+
+def _pos(m):
+    return np.array([m.pose.position.x, m.pose.position.y, m.pose.position.z])
+
+
+def _quat(m):
+    o = m.pose.orientation
+    return np.array([o.x, o.y, o.z, o.w])
+
+
+def _scale(m):
+    return np.array([m.scale.x, m.scale.y, m.scale.z])
+
+
+def _same_rotation(q1, q2):
+    q1, q2 = np.asarray(q1, float), np.asarray(q2, float)
+    return min(np.abs(q1 - q2).max(), np.abs(q1 + q2).max()) < 1e-9
+
+
+def test_layout_counts_types_and_deleteall_first():
+    world, labels = _scene()
+    b = MarkerBuilder.from_world_shapes(world, labels, pairs=[[0, 1]])
+    arr = b.build(world, [0.3], stamp=12.5)
+    assert arr.markers[0].action == Marker.DELETEALL
+    ns = _by_ns(arr)
+    # 8 main markers + 2 caps for each of the 2 capsules
+    assert sum(len(v) for k, v in ns.items() if k.startswith("shapes/")) == 8 + 4
+    assert [m.type for m in ns["shapes/arm"]] == [Marker.CYLINDER, Marker.SPHERE, Marker.SPHERE]
+    assert [m.id for m in ns["shapes/arm"]] == [0, 1, 2]
+    assert ns["shapes/ball"][0].type == Marker.SPHERE
+    assert ns["shapes/box"][0].type == Marker.CUBE
+    assert ns["shapes/cyl"][0].type == Marker.CYLINDER
+    assert ns["shapes/cone"][0].type == Marker.TRIANGLE_LIST
+    assert ns["shapes/floor"][0].type == Marker.CUBE
+    for m in arr.markers[1:]:
+        assert m.header.frame_id == "world"
+        assert (m.header.stamp.sec, m.header.stamp.nanosec) == (12, 500_000_000)
+        assert 0 < m.lifetime.sec + 1e-9 * m.lifetime.nanosec <= 1.0  # stale markers vanish
+    _assert_no_nan(arr)
+
+
+def test_capsule_cylinder_along_segment_with_caps():
+    world, labels = _scene()
+    arr = MarkerBuilder.from_world_shapes(world, labels).build(world)
+    cyl, cap_a, cap_b = _by_ns(arr)["shapes/arm"]
+    np.testing.assert_allclose(_pos(cyl), [0.1, 0.35, 0.5], atol=1e-12)  # midpoint
+    np.testing.assert_allclose(_scale(cyl), [2 * R_CAP, 2 * R_CAP, 0.5], atol=1e-12)
+    # shortest arc from +z to (0, .6, .8): rotation about x by -asin(0.6)
+    th = -math.asin(0.6)
+    assert _same_rotation(_quat(cyl), [math.sin(th / 2), 0, 0, math.cos(th / 2)])
+    np.testing.assert_allclose(quat_to_matrix(_quat(cyl))[:, 2], [0, 0.6, 0.8], atol=1e-12)
+    np.testing.assert_allclose(_pos(cap_a), [0.1, 0.2, 0.3], atol=1e-12)
+    np.testing.assert_allclose(_pos(cap_b), [0.1, 0.5, 0.7], atol=1e-12)
+    np.testing.assert_allclose(_scale(cap_a), [0.1, 0.1, 0.1], atol=1e-12)
+
+
+def test_solid_poses_and_planes():
+    world, labels = _scene()
+    ns = _by_ns(MarkerBuilder.from_world_shapes(world, labels, plane_size=4.0,
+                                                plane_thickness=0.01).build(world))
+    ball = ns["shapes/ball"][0]
+    np.testing.assert_allclose(_pos(ball), [1, 2, 3])
+    np.testing.assert_allclose(_scale(ball), [0.4, 0.4, 0.4])
+    box = ns["shapes/box"][0]
+    np.testing.assert_allclose(_pos(box), [1, 1, 1])
+    np.testing.assert_allclose(_scale(box), [0.2, 0.4, 0.6])
+    assert _same_rotation(_quat(box), [0, 0, math.sin(0.3), math.cos(0.3)])
+    cyl = ns["shapes/cyl"][0]
+    np.testing.assert_allclose(_scale(cyl), [0.2, 0.2, 0.3])
+    np.testing.assert_allclose(_pos(cyl), [0, 0, 1])
+    cone = ns["shapes/cone"][0]
+    pts = np.array([[p.x, p.y, p.z] for p in cone.points])
+    assert len(pts) % 3 == 0 and len(pts) > 0
+    assert np.isclose(pts[:, 2].max(), 0.1) and np.isclose(pts[:, 2].min(), -0.1)  # apex +h/2
+    assert np.isclose(np.hypot(pts[:, 0], pts[:, 1]).max(), 0.1)
+    np.testing.assert_allclose(_pos(cone), [0, 1, 0])
+    floor = ns["shapes/floor"][0]
+    np.testing.assert_allclose(_pos(floor), [0, 0, -0.005], atol=1e-12)  # top face at z = 0
+    np.testing.assert_allclose(_scale(floor), [4, 4, 0.01])
+    ceiling = ns["shapes/ceiling"][0]  # solid where -z < -2, i.e. above z = 2; box just above it
+    np.testing.assert_allclose(_pos(ceiling), [0, 0, 2.005], atol=1e-12)
+    np.testing.assert_allclose(quat_to_matrix(_quat(ceiling))[:, 2], [0, 0, -1], atol=1e-12)
+
+
+def test_degenerate_capsule_is_finite_and_visible():
+    world, labels = _scene()
+    arr = MarkerBuilder.from_world_shapes(world, labels).build(world, stamp=float("nan"))
+    dot = _by_ns(arr)["shapes/dot"]
+    for m in dot:
+        assert np.all(_scale(m) > 0)
+        np.testing.assert_allclose(_pos(m), [0.3, 0.3, 0.3])
+    _assert_no_nan(arr)
+
+
+def test_colours_by_smallest_pair_distance():
+    world, labels = _scene()
+    # arm-ball in contact, ball-box near, cyl-cone far, floor unchecked elsewhere
+    pairs = [[0, 1], [1, 2], [3, 4], [2, 4]]
+    b = MarkerBuilder.from_world_shapes(world, labels, pairs=pairs, near=0.05)
+    ns = _by_ns(b.build(world, [-0.003, 0.02, 0.4, 1.0]))
+
+    def rgb(label, i=0):
+        c = ns[f"shapes/{label}"][i].color
+        return (c.r, c.g, c.b)
+
+    assert rgb("arm") == pytest.approx(RED) and rgb("arm", 2) == pytest.approx(RED)  # caps too
+    assert rgb("ball") == pytest.approx(RED)      # its smallest distance is the contact
+    r, g, bl = rgb("box")                          # 0.02 m < near: orange..yellow
+    assert r == 1.0 and 0.5 < g < 1.0 and bl == 0.0
+    assert rgb("cyl") == pytest.approx(GREEN)
+    assert rgb("floor") == pytest.approx(GREY)     # no pair of it is checked
+
+
+def test_distance_and_force_colour_maps():
+    c = distance_colors([-1.0, 0.0, 0.025, 0.05, 1.0, math.inf, math.nan], 0.05)
+    np.testing.assert_allclose(c[0], RED)
+    np.testing.assert_allclose(c[1], RED)            # touching counts as contact
+    np.testing.assert_allclose(c[2], [1.0, 0.75, 0.0])  # halfway orange (1,.5,0) -> yellow (1,1,0)
+    np.testing.assert_allclose(c[3], GREEN)
+    np.testing.assert_allclose(c[5], GREY)
+    np.testing.assert_allclose(c[6], RED)            # NaN is never shown as safe
+    f = force_colors([[0, 0, 0], [0, 0, 1.0], [0, 3.0, 4.0]], [False, True, True], 2.0)
+    np.testing.assert_allclose(f[1], [1.0, 0.5, 0.0])
+    np.testing.assert_allclose(f[2], RED)
+    assert not np.allclose(f[0], f[1])
+
+
+def test_contact_arrows_and_namespaces():
+    world, labels = _scene()
+    b = MarkerBuilder.from_world_shapes(world, labels, arrow_length=0.05)
+    contacts = [
+        SimpleNamespace(body_1="/a/x", body_2="/a/y", distance=-0.002, point_1=np.array([0, 0, 1.0]),
+                        point_2=np.array([0, 0, 0.998]), normal=np.array([0, 0, -1.0])),
+        SimpleNamespace(body_1="/a/x", body_2="/a/y", distance=0.01, point_1=np.array([1, 0, 0.0]),
+                        point_2=np.array([1.01, 0, 0]), normal=np.array([1.0, 0, 0])),
+        SimpleNamespace(body_1="/a/x", body_2="/a/z", distance=0.03, point_1=np.array([np.nan, 0, 0]),
+                        point_2=np.array([0, 0, 0.0]), normal=np.array([0, 1.0, 0])),
+    ]
+    arr = b.build(world, contacts=contacts)
+    ns = _by_ns(arr)
+    xy = ns["/a/x=/a/y"]
+    assert [(m.type, m.id) for m in xy] == [(Marker.ARROW, 0), (Marker.SPHERE_LIST, 1),
+                                           (Marker.ARROW, 2), (Marker.SPHERE_LIST, 3)]
+    start, end = [np.array([p.x, p.y, p.z]) for p in xy[0].points]
+    np.testing.assert_allclose(start, [0, 0, 1])
+    np.testing.assert_allclose(end, [0, 0, 0.95])   # along the normal, body_1 -> body_2
+    assert (xy[0].color.r, xy[0].color.g) == (1.0, 0.0)  # penetrating: red
+    np.testing.assert_allclose([[p.x, p.y, p.z] for p in xy[1].points], [[0, 0, 1], [0, 0, 0.998]])
+    assert len(ns["/a/x=/a/z"]) == 2
+    _assert_no_nan(arr)   # the NaN witness point is not passed on
+
+
+def test_probe_sphere_list_coloured_by_force():
+    world, labels = _scene()
+    b = MarkerBuilder.from_world_shapes(world, labels, probe_diameter=0.004, force_full_scale=2.0)
+    pr = SimpleNamespace(names=["p0", "p1", "p2"],
+                         position=np.array([[0, 0, 0], [0.01, 0, 0], [0.02, 0, 0.0]]),
+                         force=np.array([[0, 0, 0], [0, 0, 2.0], [0, 0, 0.0]]),
+                         in_contact=np.array([False, True, True]))
+    m = _by_ns(b.build(world, probe_result=pr))["probes"]
+    assert len(m) == 1 and m[0].type == Marker.SPHERE_LIST
+    assert len(m[0].points) == 3 and len(m[0].colors) == 3
+    assert m[0].scale.x == pytest.approx(0.004)
+    assert (m[0].colors[1].r, m[0].colors[1].g, m[0].colors[1].b) == pytest.approx(RED)
+    assert m[0].colors[2].g == pytest.approx(1.0)  # touching with no force: yellow
+    assert m[0].points[1].x == pytest.approx(0.01)
+
+
+def test_convex_hull_triangles_of_a_cube_face_outward():
+    cube = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)
+    tris = hull_triangles(np.vstack([cube, [[0.5, 0.5, 0.5]]])).reshape(-1, 3, 3)
+    # 6 faces x 2 triangles; a face's 4 coplanar points give 4 triangles, so 24 coplanar ones
+    assert len(tris) >= 12
+    n = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+    c = tris.mean(axis=1) - 0.5
+    assert np.all(np.einsum("ij,ij->i", n, c) > 0)
+    area = 0.5 * np.linalg.norm(n, axis=1)
+    assert area.sum() == pytest.approx(6.0 * 2.0)  # each face covered twice by its two diagonals
+    assert hull_triangles(np.eye(3)).shape == (0, 3)  # flat: not drawn
+    hull = ConvexHull(cube, [0, 0, 0], [0, 0, 0, 1])
+    w = WorldShapes.from_shapes([hull])
+    m = MarkerBuilder.from_world_shapes(w, ["h"]).build(w).markers[1]
+    assert m.type == Marker.TRIANGLE_LIST and len(m.points) % 3 == 0 and len(m.points) >= 36
+
+
+def test_demo_model_markers_match_adf_locations():
+    if not DEMO.exists():
+        pytest.skip(f"{DEMO} missing")
+    from ambf_collision.demo.trajectory import PHASES, demo_joint_positions
+    from ambf_collision.model import Model
+
+    model = Model.from_files([str(DEMO)])
+    data = model.create_data()
+    result = model.evaluate(data)
+    arr = build_markers(model, result, None, "world", 0.0)
+    ns = _by_ns(arr)
+    # demo_arm.yaml: upper_arm location z 0.35, collision offset z 0.2, CAPSULE height 0.4 r 0.045
+    # (AMBF capsule height is the full length including the caps: segment 0.4 - 2*0.045)
+    cyl = ns["shapes//ambf/env/upper_arm"][0]
+    np.testing.assert_allclose(_pos(cyl), [0, 0, 0.55], atol=1e-12)
+    assert cyl.scale.x == pytest.approx(0.09)
+    n_caps = sum(1 for s in model.shapes if s.kind == 1)
+    assert len(arr.markers) == 1 + len(model.shapes) + 2 * n_caps
+    # fingertip SPHERE r 0.025 at location z 1.26
+    tip = ns["shapes//ambf/env/fingertip"][0]
+    np.testing.assert_allclose(_pos(tip), [0, 0, 1.26], atol=1e-12)
+    assert tip.scale.x == pytest.approx(0.05)
+
+    # self-contact pose: contact namespaces and red shapes appear, all finite
+    t = 0.5 * sum(PHASES["self_contact"])
+    pos = demo_joint_positions(t)
+    model.set_joint_positions(data, list(pos), list(pos.values()))
+    result = model.evaluate(data, report_distance=0.05)
+    arr = build_markers(model, result, None, "world", 1.0)
+    assert result.contacts and result.min_distance < 0
+    c = result.contacts[0]
+    ns = _by_ns(arr)
+    assert f"{c.body_1}={c.body_2}" in ns
+    assert len(arr.markers) == 1 + len(model.shapes) + 2 * n_caps + 2 * len(result.contacts)
+    red = [m for m in arr.markers[1:] if m.ns.startswith("shapes/") and m.color.g == 0.0]
+    assert {m.ns for m in red} >= {f"shapes/{c.body_1}", f"shapes/{c.body_2}"}
+    _assert_no_nan(arr)

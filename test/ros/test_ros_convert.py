@@ -1,0 +1,345 @@
+"""Core results -> messages (ambf_collision.ros.convert), against values written by hand."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("rclpy", reason="rclpy not importable: run through `make test`")
+pytest.importorskip("ambf_collision.msg", reason="messages not built: run through `make test`")
+
+from ambf_collision.msg import ContactArray  # noqa: E402
+from ambf_collision.ros.convert import (  # noqa: E402
+    ContactArraySerializer, ContactArrayWriter, JointStateDecoder, ProbeArraySerializer,
+    ProbeArrayWriter, Stamp, contact_msg, decode_joint_state, stamp_msg)
+
+
+def _contact(d, p1, p2, n, b1="/w/a", b2="/w/b"):
+    p1, p2 = np.array(p1, float), np.array(p2, float)
+    return SimpleNamespace(body_1=b1, body_2=b2, shape_1=-1, shape_2=2, distance=d,
+                           point_1=p1, point_2=p2, position=(p1 + p2) / 2, normal=np.array(n, float))
+
+
+@pytest.mark.parametrize("sec,expect", [(1234.5, (1234, 500_000_000)), (0.0, (0, 0)),
+                                        (1.999999999, (1, 999_999_999)), (-3.0, (0, 0)),
+                                        (math.nan, (0, 0)), (1.9999999999, (2, 0))])
+def test_stamp_conversion(sec, expect):
+    t = stamp_msg(sec)
+    assert (t.sec, t.nanosec) == expect
+
+
+def test_contact_fields_copied_exactly():
+    c = _contact(-0.25, (0, 0, 1), (0, 0, 0.75), (0, 0, -1))
+    m = contact_msg(c)
+    assert (m.body_1, m.body_2, m.shape_1, m.shape_2) == ("/w/a", "/w/b", -1, 2)
+    assert m.distance == -0.25
+    assert (m.point_1.x, m.point_1.y, m.point_1.z) == (0.0, 0.0, 1.0)
+    assert (m.point_2.z, m.position.z) == (0.75, 0.875)
+    assert (m.normal.x, m.normal.y, m.normal.z) == (0.0, 0.0, -1.0)
+
+
+def test_contact_array_writer_reuses_message_and_never_emits_nan():
+    w = ContactArrayWriter("map")
+    bad = _contact(math.nan, (math.nan, 0, 0), (0, math.inf, 0), (0, 0, 1))
+    out = SimpleNamespace(status=0, min_distance=0.01, pairs_checked=7,
+                          contacts=[_contact(0.01, (0, 0, 0), (0.01, 0, 0), (1, 0, 0)), bad])
+    m = w.fill(out, stamp_msg(5.0))
+    assert m is w.msg and m.header.frame_id == "map" and m.header.stamp.sec == 5
+    assert (m.status, m.min_distance, m.pairs_checked, len(m.contacts)) == (0, 0.01, 7, 2)
+    values = [m.contacts[1].distance, m.contacts[1].point_1.x, m.contacts[1].point_2.y]
+    assert all(math.isfinite(v) for v in values)
+    out2 = SimpleNamespace(status=2, min_distance=math.nan, pairs_checked=0, contacts=[])
+    m2 = w.fill(out2, stamp_msg(6.0))
+    assert m2 is m and m.contacts == [] and m.min_distance == math.inf and m.status == 2
+
+
+def test_contact_array_writer_reused_contacts_equal_fresh_messages():
+    """The writer's reused Contact messages carry exactly what contact_msg (the generated
+    constructors) builds, through cycles whose contact count grows, shrinks and grows again,
+    with non-finite values and int32 extremes; nothing of a previous cycle remains."""
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    rng = np.random.default_rng(7)
+    w = ContactArrayWriter("world")
+    for cycle, n in enumerate([3, 1, 0, 4, 2]):
+        cs = [_contact(float(rng.normal()), rng.normal(size=3), rng.normal(size=3),
+                       rng.normal(size=3), b1=f"/w/b{cycle}{i}", b2=f"/w/c{i}")
+              for i in range(n)]
+        if n >= 2:
+            cs[1].distance, cs[1].point_1[0], cs[1].normal[2] = math.nan, math.inf, -math.inf
+            cs[0].shape_1, cs[0].shape_2 = 2**31 - 1, -2**31
+        out = SimpleNamespace(status=cycle, min_distance=0.5, pairs_checked=9, contacts=cs)
+        m = w.fill(out, stamp_msg(10.0 + cycle))
+        expect = [contact_msg(c) for c in cs]
+        assert m.contacts == expect, cycle
+        # through the middleware's serialization (padding bytes are not compared: rclpy leaves
+        # them unset), every field's repr (tells -0.0 from 0.0)
+        assert repr(deserialize_message(serialize_message(m), ContactArray)) == repr(ContactArray(
+            header=m.header, status=cycle, min_distance=0.5, pairs_checked=9, contacts=expect))
+        if n >= 2:
+            bad = m.contacts[1]
+            assert (bad.distance, bad.point_1.x, bad.normal.z) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("frame", ["world", "w", "odom_x", "a_frame_of_9"])
+def test_contact_serializer_equals_rclpy_serialization(frame):
+    """Raw contact bytes deserialize (rclpy, the middleware's own CDR) to exactly the message
+    the ContactArrayWriter builds (every field's repr), with rclpy's length, for every header
+    alignment, body names of 0..9 characters (and non-ASCII), 0..4 contacts, non-finite values,
+    with and without the monitor's contact_vectors."""
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    rng = np.random.default_rng(len(frame))
+    w, s = ContactArrayWriter(frame), ContactArraySerializer(frame)
+    for cycle, n in enumerate([0, 1, 3, 4, 2, 0, 1]):
+        cs = [_contact(float(rng.normal()), rng.normal(size=3), rng.normal(size=3),
+                       rng.normal(size=3), b1="/" * int(rng.integers(0, 10)),
+                       b2="ä" * (i + cycle) if cycle % 2 else "b" * int(rng.integers(0, 10)))
+              for i in range(n)]
+        for c in cs:
+            c.shape_1, c.shape_2 = int(rng.integers(-1, 5)), -2**31
+        if n >= 2:
+            cs[1].distance, cs[1].point_2[1], cs[0].normal[0] = -math.inf, math.nan, math.inf
+        out = SimpleNamespace(status=cycle % 6, min_distance=[math.nan, 0.0, -0.5][cycle % 3],
+                              pairs_checked=cycle * 1000, contacts=cs)
+        if cycle % 2:
+            out.contact_vectors = np.array([[c.point_1, c.point_2, c.position, c.normal]
+                                            for c in cs]).reshape(n, 4, 3)
+        st = stamp_msg(1.7e9 + cycle + 0.25)
+        raw = s.serialize(out, st)
+        m = w.fill(out, st)
+        assert isinstance(raw, bytes) and len(raw) == len(serialize_message(m))
+        assert repr(deserialize_message(raw, ContactArray)) == repr(m), (frame, cycle)
+    assert s.matches(w)
+
+
+def test_probe_array_writer_maps_arrays_and_touching_body():
+    w = ProbeArrayWriter("world", ["tip", "pad/0"], ["/w/finger", "/w/finger"], ["/w/finger", "/w/table"])
+    pr = SimpleNamespace(
+        in_contact=np.array([True, False]), depth=np.array([0.001, 0.0]),
+        area=np.array([math.pi * (2 * 0.003 * 0.001 - 0.001 ** 2), 0.0]),
+        distance=np.array([-0.001, np.inf]), touching_body=np.array([1, -1]),
+        force=np.array([[0.0, 0.0, 2.0], [0.0, 0.0, 0.0]]),
+        contact_normal=np.array([[0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]),
+        position=np.array([[0.1, 0.2, 0.3], [0.4, 0.5, math.nan]]),
+        normal=np.array([[0.0, 0.0, -1.0], [0.0, 0.0, -1.0]]))
+    m = w.fill(0, stamp_msg(1.0), pr)
+    a, b = m.probes
+    assert (a.name, a.body, b.name) == ("tip", "/w/finger", "pad/0")
+    assert a.in_contact is True and b.in_contact is False
+    assert (a.depth, a.distance, a.touching_body) == (0.001, -0.001, "/w/table")
+    assert a.area == pytest.approx(math.pi * 5e-6, rel=1e-12)
+    assert (a.force.z, a.contact_normal.z, a.normal.z) == (2.0, 1.0, -1.0)
+    assert (a.position.x, a.position.y, a.position.z) == (0.1, 0.2, 0.3)
+    assert b.touching_body == "" and b.distance == math.inf
+    assert b.position.z == 0.0, "a non-finite value must not reach the message"
+    # a second cycle refreshes the same objects
+    pr.in_contact[:] = False
+    pr.force[0] = (0.0, 0.0, 0.0)
+    m2 = w.fill(2, stamp_msg(2.0), pr)
+    assert m2.probes[0] is a and a.in_contact is False and a.force.z == 0.0 and m2.status == 2
+    assert w.empty(5, stamp_msg(3.0)).probes == []
+
+
+def _random_probes(rng, n, n_bodies, touching=True):
+    return SimpleNamespace(
+        in_contact=rng.random(n) < 0.5, depth=rng.random(n), area=rng.random(n),
+        force=rng.normal(size=(n, 3)), contact_normal=rng.normal(size=(n, 3)),
+        distance=rng.random(n),
+        touching_body=rng.integers(-1, n_bodies, n) if touching else np.full(n, -1),
+        position=rng.normal(size=(n, 3)), normal=rng.normal(size=(n, 3)))
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 256])
+@pytest.mark.parametrize("frame", ["world", "w", "odom_x", "a_frame_of_9"])
+def test_probe_serializer_equals_rclpy_serialization(n, frame):
+    """Raw bytes deserialize (rclpy, the middleware's own CDR) to exactly the message the
+    ProbeArrayWriter builds, and have the length rclpy's own serialization has, for every
+    alignment of the header (frame names of 1..12 characters), name lengths 2..8, touching
+    bodies appearing, changing and vanishing between cycles, and non-finite values."""
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    from ambf_collision.msg import ProbeArray
+
+    rng = np.random.default_rng(n)
+    names = [f"p{i}" * (i % 4 + 1) for i in range(n)]
+    bodies = ["/ambf/env/hand" if i % 2 else "b" for i in range(n)]
+    body_names = ["a", "bb", "/ambf/env/forearm", "ccccccc"]
+    w = ProbeArrayWriter(frame, names, bodies, body_names)
+    s = ProbeArraySerializer(frame, names, bodies, body_names)
+    for cycle in range(5):
+        pr = _random_probes(rng, n, len(body_names), touching=cycle in (1, 2))
+        if n and cycle == 3:
+            pr.depth[0], pr.distance[-1], pr.force[0, 1], pr.position[-1, 2] = (
+                np.nan, -np.inf, np.inf, np.nan)
+            pr.distance[0] = np.inf  # a legitimate +inf stays
+        if n and cycle == 4:  # non-finite distances only: +inf kept, NaN -> +inf
+            pr.distance[::2] = np.inf
+            pr.distance[-1] = np.nan
+        st = stamp_msg(1.7e9 + cycle + 0.25)
+        raw = s.serialize(cycle, st, pr)
+        m = w.fill(cycle, st, pr)
+        assert isinstance(raw, bytes) and len(raw) == len(serialize_message(m))
+        back = deserialize_message(raw, ProbeArray)
+        assert back == m, (n, frame, cycle)
+        if n and cycle == 3:
+            assert back.probes[0].depth == 0.0 and back.probes[-1].distance == math.inf
+            assert back.probes[0].distance == math.inf and back.probes[-1].position.z == 0.0
+        if n and cycle == 4:
+            assert [p.distance for p in back.probes[::2]] == [math.inf] * len(back.probes[::2])
+            assert back.probes[-1].distance == math.inf and back.probes[-1].depth == pr.depth[-1]
+    assert s.matches(w)
+
+
+def test_probe_serializer_hand_values():
+    """One probe, values written by hand, read back through rclpy."""
+    from rclpy.serialization import deserialize_message
+
+    from ambf_collision.msg import ProbeArray
+
+    s = ProbeArraySerializer("world", ["tip"], ["/w/finger"], ["/w/finger", "/w/table"])
+    pr = SimpleNamespace(
+        in_contact=np.array([True]), depth=np.array([0.001]), area=np.array([2e-6]),
+        distance=np.array([-0.001]), touching_body=np.array([1]),
+        force=np.array([[0.0, 0.5, 2.0]]), contact_normal=np.array([[0.0, 0.0, 1.0]]),
+        position=np.array([[0.1, 0.2, 0.3]]), normal=np.array([[0.0, 0.0, -1.0]]))
+    m = deserialize_message(s.serialize(2, stamp_msg(12.5), pr), ProbeArray)
+    assert (m.header.frame_id, m.header.stamp.sec, m.header.stamp.nanosec, m.status) == (
+        "world", 12, 500_000_000, 2)
+    (a,) = m.probes
+    assert (a.name, a.body, a.in_contact, a.touching_body) == ("tip", "/w/finger", True, "/w/table")
+    assert (a.depth, a.area, a.distance) == (0.001, 2e-6, -0.001)
+    assert (a.force.x, a.force.y, a.force.z, a.contact_normal.z) == (0.0, 0.5, 2.0, 1.0)
+    assert (a.position.x, a.position.y, a.position.z, a.normal.z) == (0.1, 0.2, 0.3, -1.0)
+
+
+def test_serializers_write_a_plain_stamp_as_the_time_message():
+    """Stamp(sec, nanosec) (what the node passes for the joint state's own stamp) gives the
+    same bytes as builtin_interfaces Time with those values, read back as that stamp, at the
+    limits of both fields."""
+    from rclpy.serialization import deserialize_message
+
+    from ambf_collision.msg import ProbeArray
+    from builtin_interfaces.msg import Time
+
+    ps = ProbeArraySerializer("world", ["tip"], ["/w/finger"], ["/w/finger"])
+    pr = SimpleNamespace(
+        in_contact=np.array([False]), depth=np.zeros(1), area=np.zeros(1),
+        distance=np.array([np.inf]), touching_body=np.array([-1]), force=np.zeros((1, 3)),
+        contact_normal=np.zeros((1, 3)), position=np.ones((1, 3)), normal=np.ones((1, 3)))
+    cs = ContactArraySerializer("world")
+    out = SimpleNamespace(status=0, min_distance=0.5, pairs_checked=3,
+                          contacts=[_contact(0.01, [0, 0, 0], [0, 0, 0.01], [0, 0, 1])])
+    for sec, nanosec in ((0, 0), (1_796_012_907, 123_456_789), (-2**31, 999_999_999),
+                         (2**31 - 1, 2**32 - 1)):
+        plain, msg = Stamp(sec, nanosec), Time(sec=sec, nanosec=nanosec)
+        raw = cs.serialize(out, plain)
+        assert raw == cs.serialize(out, msg)
+        h = deserialize_message(raw, ContactArray).header.stamp
+        assert (h.sec, h.nanosec) == (sec, nanosec)
+        raw = ps.serialize(1, plain, pr)
+        assert raw == ps.serialize(1, msg, pr)
+        h = deserialize_message(raw, ProbeArray).header.stamp
+        assert (h.sec, h.nanosec) == (sec, nanosec)
+
+
+def _joint_states(rng):
+    """JointState messages with odd contents: every name and frame length modulo 4 and 8,
+    non-ASCII names, empty lists, more names than positions and the reverse, velocity and
+    effort present or not, non-finite / signed-zero / subnormal / huge positions, extreme
+    stamps."""
+    from sensor_msgs.msg import JointState
+
+    odd = [math.nan, math.inf, -math.inf, -0.0, 5e-324, 1.7e308, 0.1]
+    for k in range(60):
+        js = JointState()
+        js.header.frame_id = "f" * (k % 11)
+        js.header.stamp.sec = [0, 1, -2**31, 2**31 - 1][k % 4]
+        js.header.stamp.nanosec = [0, 999_999_999, 2**32 - 1, 123][k // 4 % 4]
+        n = k % 7
+        js.name = [("ä" if (i + k) % 5 == 0 else "j") * ((i + k) % 10) + str(i) for i in range(n)]
+        m = max(0, n + (k % 3) - 1)  # one fewer, as many, one more than names
+        js.position = [odd[(i + k) % len(odd)] if k % 2 else float(rng.normal()) for i in range(m)]
+        if k % 4 == 1:
+            js.velocity = [1.0] * (k % 5)
+            js.effort = [2.0] * (k % 3)
+        yield js
+
+
+def test_decode_joint_state_equals_rclpy_deserialization():
+    """decode_joint_state reads from the serialized bytes exactly the names, positions (bit for
+    bit) and stamp that rclpy's own deserializer gives."""
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import JointState
+
+    for js in _joint_states(np.random.default_rng(3)):
+        raw = serialize_message(js)
+        ref = deserialize_message(raw, JointState)
+        names, positions, sec, nanosec = decode_joint_state(raw)
+        assert names == list(ref.name)
+        assert positions.dtype == np.float64
+        assert positions.tobytes() == np.asarray(ref.position, np.float64).tobytes()
+        assert (sec, nanosec) == (ref.header.stamp.sec, ref.header.stamp.nanosec)
+
+
+def test_joint_state_decoder_equals_rclpy_with_repeated_and_changed_names():
+    """The decoder of a stream (names reused when the name block repeats) reads what rclpy's
+    deserializer gives for every message of a stream mixing repeats, changed names (same count,
+    other lengths), other frame lengths (the block moved) and odd messages; truncated and
+    malformed data raise as decode_joint_state does and leave the next message right."""
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import JointState
+
+    rng = np.random.default_rng(5)
+    odd = list(_joint_states(np.random.default_rng(3)))
+    stream = []
+    for k in range(200):
+        names = [["a", "bb", "c"], ["a", "bb", "d"], ["a", "b", "cc"], ["x"]][int(rng.integers(4))]
+        js = JointState(name=names, position=rng.normal(size=len(names)).tolist())
+        js.header.frame_id = "f" * int(rng.integers(0, 3))
+        js.header.stamp.sec, js.header.stamp.nanosec = k, 7 * k
+        stream += [js] * int(rng.integers(1, 3)) + ([odd[k]] if k < len(odd) and k % 3 == 0 else [])
+    dec = JointStateDecoder()
+    for js in stream:
+        raw = serialize_message(js)
+        ref = deserialize_message(raw, JointState)
+        names, positions, sec, nanosec = dec.decode(raw)
+        assert names == list(ref.name)
+        assert positions.tobytes() == np.asarray(ref.position, np.float64).tobytes()
+        assert (sec, nanosec) == (ref.header.stamp.sec, ref.header.stamp.nanosec)
+    raw = serialize_message(JointState(name=["a", "bb"], position=[0.5, 0.25]))
+    assert dec.decode(raw)[0] == ["a", "bb"]
+    assert dec.decode(b"\x00\x00" + raw[2:]) is None
+    broken = bytearray(raw)
+    broken[raw.index(b"bb") + 2] = 0x41  # the second name's NUL overwritten
+    for bad in (bytes(broken), raw[:56], raw[:20]):  # NUL gone, position cut, name cut
+        with pytest.raises(ValueError):
+            dec.decode(bad)
+        assert dec.decode(raw)[0] == ["a", "bb"] and dec.decode(raw)[1].tolist() == [0.5, 0.25]
+
+
+def test_decode_joint_state_refuses_other_encodings_and_malformed_data():
+    """Other encapsulations -> None (the node then asks rclpy); truncated or malformed data ->
+    ValueError, never a crash or a silently wrong result."""
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+
+    js = JointState(name=["a", "bb"], position=[0.5, 0.25])
+    raw = serialize_message(js)
+    assert decode_joint_state(b"\x00\x00" + raw[2:]) is None  # big endian
+    assert decode_joint_state(b"\x00\x07" + raw[2:]) is None  # XCDR2 / anything else
+    for cut in range(len(raw) - 1):
+        data = raw[:cut]
+        try:
+            got = decode_joint_state(data)
+        except ValueError:
+            continue
+        # a prefix that still holds names and positions must give exactly them
+        assert got is None or (got[0] == ["a", "bb"] and got[1].tolist() == [0.5, 0.25])
+    broken = bytearray(raw)
+    broken[raw.index(b"bb") + 2] = 0x41  # the second name's NUL overwritten
+    with pytest.raises(ValueError):
+        decode_joint_state(bytes(broken))
