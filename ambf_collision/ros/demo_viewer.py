@@ -113,13 +113,13 @@ class _Scene:
     """The model of the parameter file, posed by the latest joint state, for the PNG picture."""
 
     def __init__(self, params: dict):
-        from ambf_collision.model import Model
+        from ambf_collision.monitor.scene import load_scene
         from ambf_collision.ros.paths import resolve_package_path
 
-        files = [resolve_package_path(p) for p in params.get("adf_files", []) if p]
+        files = [p for p in params.get("adf_files", []) if p]
         if not files:
             raise ValueError("parameter file names no 'adf_files'")
-        self.model = Model.from_files(files)
+        self.model = load_scene(files, resolve=resolve_package_path).model
         self.data = self.model.create_data()
         self.report_distance = float(params.get("report_distance", 0.05))
         self.names, self.positions = [], []
