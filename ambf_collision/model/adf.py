@@ -746,30 +746,15 @@ def _load_joints(file, fi, doc, ns, local, bodies, joints_out, pending):
         )
 
 
-def _check_tree(world_bodies, joints):
-    parent_joint = {}
+def _check_joints(world_bodies, joints):
+    """Refuse a joint that connects a body to itself. Loops (a body with several parent joints,
+    cycles of joints) are valid ADF: AMBF makes every joint a constraint; the kinematics layer
+    chooses a spanning tree and keeps the loop-closing joints as constraints."""
     for j in joints:
-        ctx = _Ctx(j.file, j.identifier)
         if j.parent == j.child:
-            raise ctx.error(["child"], f"joint connects body {world_bodies[j.child].name} to itself")
-        if j.child in parent_joint:
-            other = parent_joint[j.child]
-            raise ctx.error(
-                ["child"],
-                f"body {world_bodies[j.child].name} has two parents (also child of "
-                f"{other.file}: {other.identifier})",
+            raise _Ctx(j.file, j.identifier).error(
+                ["child"], f"joint connects body {world_bodies[j.child].name} to itself"
             )
-        parent_joint[j.child] = j
-    for j in joints:  # walk up from each joint's child; a cycle returns to it
-        seen = {j.child}
-        cur = j.parent
-        while cur in parent_joint:
-            if cur in seen:
-                raise _Ctx(j.file, j.identifier).error(
-                    ["parent"], f"joints form a cycle through body {world_bodies[cur].name}"
-                )
-            seen.add(cur)
-            cur = parent_joint[cur].parent
 
 
 def _file_pose(pose, file):
@@ -842,5 +827,5 @@ def load_adf_files(paths, root_poses=None) -> AdfWorld:
         j.parent = _resolve_body(ctx, ["parent"], pref, local, bodies)
         j.child = _resolve_body(ctx, ["child"], cref, local, bodies)
     _check_unique(joints, lambda j: j.qualified_name, "joint")
-    _check_tree(bodies, joints)
+    _check_joints(bodies, joints)
     return AdfWorld(files, bodies, joints, poses, ignore_file, sensors)
