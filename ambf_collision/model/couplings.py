@@ -26,7 +26,8 @@ m/m or rad/m; the offset is in the coupled joint's unit, rad or m):
   with or without AMBF's spaces); they may contain spaces and hyphens but not ``=`` or ``*``.
   ``MULTIPLIER`` and ``OFFSET`` are decimal numbers (``-1``, ``0.5``, ``2e-3``); the ``+`` or
   ``-`` before the offset needs a space on both sides (``a-b - 0.5``: joint ``a-b``, offset
-  -0.5). Examples: ``"b = a"``, ``"b = -1 * a + 1.5708"``, ``"b = 0.5*a - 0.1"``.
+  -0.5), so a name cannot hold a ``+`` or ``-`` between spaces (write such a name without its
+  spaces, as AMBF does). Examples: ``"b = a"``, ``"b = -1 * a + 1.5708"``, ``"b = 0.5*a - 0.1"``.
 
 Chains (``c = f(b)``, ``b = g(a)``) are applied in dependency order. Refused with a
 :class:`CouplingError` naming file, entry and key: an unknown or ambiguous name, a joint that
@@ -54,6 +55,7 @@ MAX_COUPLINGS_FILE_BYTES = 1024 * 1024  # a coupling file is a few lines; refuse
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _UNSIGNED = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_SPACED_SIGN = re.compile(r"\s[-+](\s|$)")  # an offset that is not a number, or a stray sign
 _RULE = re.compile(
     rf"^\s*(?P<joint>[^=*]+?)\s*=\s*(?:(?P<multiplier>{_NUMBER})\s*\*\s*)?(?P<source>[^=*]+?)"
     rf"(?:\s+(?P<sign>[-+])\s+(?P<offset>{_UNSIGNED}))?\s*$"
@@ -108,7 +110,7 @@ def parse_rule(text, file: str = "", entry: str = "") -> Coupling:
     if not isinstance(text, str):
         raise CouplingError(file, entry, "", f"must be a rule string 'JOINT = [M *] SOURCE [+ O]', got {text!r}")
     m = _RULE.match(text)
-    if m is None:
+    if m is None or _SPACED_SIGN.search(m["joint"]) or _SPACED_SIGN.search(m["source"]):
         raise CouplingError(file, entry, "", f"{text!r} is not 'JOINT = [MULTIPLIER *] SOURCE [+|- OFFSET]'")
     multiplier = _finite(float(m["multiplier"]), file, entry, "multiplier") if m["multiplier"] else 1.0
     offset = 0.0

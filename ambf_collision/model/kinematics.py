@@ -49,6 +49,7 @@ from ambf_collision.model.adf import (
     AdfWorld,
 )
 from ambf_collision.model.couplings import compile_couplings, couplings_from
+from ambf_collision.model.names import NameLookupError
 from ambf_collision.model.spanning_tree import spanning_tree
 
 __all__ = ["Kinematics"]
@@ -69,7 +70,7 @@ class Kinematics:
     ``couplings``: a couplings YAML path or a sequence of rules (see :mod:`couplings`).
 
     Names: ``joint_names`` (qualified), ``joint_plain_names``, ``joint_types``,
-    ``closure_joint_names``. Per joint ``(J,)``: ``movable`` (revolute or prismatic),
+    ``closure_joint_names``, ``ambiguous`` (plain names several joints share). Per joint ``(J,)``: ``movable`` (revolute or prismatic),
     ``coupled`` (a coupling computes it), ``closure`` (not in the tree), ``needs_position``
     (movable, in the tree and not coupled: the positions a joint state must give),
     ``joint_file``. Per body ``(B,)``: ``tree_parent_joint`` (-1 for roots),
@@ -87,7 +88,8 @@ class Kinematics:
         self.joint_file = np.array([j.file_index for j in joints], dtype=np.int64)
         self.body_file = np.array([b.file_index for b in bodies], dtype=np.int64)
         self.movable = np.array([j.type in _MOTION for j in joints], dtype=bool).reshape(J)
-        self._build_name_lookup()
+        self._names = world.joints_by_name
+        self.ambiguous = self._names.ambiguous_plain_names
 
         parent = np.array([j.parent for j in joints], dtype=np.int64).reshape(J)
         child = np.array([j.child for j in joints], dtype=np.int64).reshape(J)
@@ -136,32 +138,20 @@ class Kinematics:
 
     # -- names ----------------------------------------------------------------------------------
 
-    def _build_name_lookup(self):
-        """Qualified names always; a plain name when it is unique."""
-        self.name_to_index = {n: k for k, n in enumerate(self.joint_names)}
-        counts: dict = {}
-        for n in self.joint_plain_names:
-            counts[n] = counts.get(n, 0) + 1
-        for k, n in enumerate(self.joint_plain_names):
-            if counts[n] == 1:
-                self.name_to_index.setdefault(n, k)
-        self.ambiguous = sorted(n for n, c in counts.items() if c > 1)
-
     def joint_index(self, name: str) -> int:
-        """Index of a joint by qualified or unique plain name; ``KeyError`` (with a message
-        saying why) otherwise."""
-        k = self.name_to_index.get(name)
-        if k is None:
-            if name in self.ambiguous:
-                raise KeyError(f"joint name {name!r} is ambiguous (several files use it): qualify it with the namespace")
-            raise KeyError(f"unknown joint {name!r}")
-        return k
+        """Index of the joint ``name`` designates, in any spelling the naming rule accepts
+        (:mod:`names`); ``KeyError`` (``NameLookupError``, with the reason) otherwise."""
+        return self._names.index(name)
 
     def joint_indices(self, names):
-        """(indices (K,), positions-of-known (K,), unknown names list) for ``names``."""
+        """``(indices (K,), positions in names (K,), unknown names)`` for ``names``: a name that
+        designates no joint, or several (``ambiguous``), is unknown."""
         idx, keep, unknown = [], [], []
         for i, n in enumerate(names):
-            k = self.name_to_index.get(n)
+            try:
+                k = self._names.get(n)
+            except NameLookupError:
+                k = None
             if k is None:
                 unknown.append(n)
             else:
