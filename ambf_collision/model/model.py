@@ -29,6 +29,7 @@ import numpy as np
 
 from ambf_collision.geometry.pairs import LinkShapes, PairDistance, WorldShapes
 from ambf_collision.geometry.shapes import KIND_NAMES
+from ambf_collision.geometry.tolerances import LOOP_OPEN_ANGLE, LOOP_OPEN_POSITION
 from ambf_collision.geometry.transforms import matrix_to_quat
 from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
 from ambf_collision.model.filtering import Overrides, filter_pairs
@@ -179,6 +180,13 @@ class EvaluationResult:
                 out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3]))
             self._contacts = out
         return self._contacts
+
+    def open_loops(self) -> list:
+        """``[(closure joint name, position m, angle rad)]`` of the loops the joint state does not
+        close: residual above ``LOOP_OPEN_POSITION`` or ``LOOP_OPEN_ANGLE`` (tolerances.py)."""
+        names = self._model.closure_joint_names
+        return [(names[n], float(p), float(a)) for n, (p, a) in enumerate(self.closure_residuals.tolist())
+                if p > LOOP_OPEN_POSITION or a > LOOP_OPEN_ANGLE]
 
     def contacts_finite(self) -> bool:
         """True when every reported contact (distance, points, position, normal) is finite:

@@ -13,11 +13,12 @@ The rule, per connected component of the graph:
 2. **Each other body** is reached by the chain from the root with, in this order of preference,
    (a) the fewest joints that hold a pose instead of defining a relation (``p2p``, springs,
    ``cone twist``, ``six dof``: revolute, prismatic and fixed joints define one), then (b) the
-   fewest joints. Ties go to the chain whose last joint is listed first (file order, then the
-   file's ``joints`` list).
-3. A tree joint may be walked from its child to its parent (only when a component has a second
-   body that is no joint's child): the body is then posed through the inverse of the joint's
-   relation (``reversed``).
+   fewest joints. Among equal chains, the last joint walked from its parent to its child wins
+   over one walked backwards, then the joint listed first (file order, then the file's
+   ``joints`` list) wins.
+3. A tree joint walked from its child to its parent (when a component has a second body that is
+   no joint's child, or by rule 2) poses the body through the inverse of the joint's relation
+   (``reversed``).
 
 Graph work only (no poses): plain Python at compile time.
 """
@@ -98,12 +99,12 @@ def spanning_tree(n_bodies: int, parent, child, defines_relation) -> SpanningTre
     in_tree = [False] * n_joints
     order = []
     done = [False] * n_bodies
-    # Dijkstra over the lexicographic cost (held joints, joints); the heap key ends with the
-    # last joint's index, so equal-cost chains are decided by the joint listed first.
-    heap = [(0, 0, -1, r, -1, False) for r in roots]
+    # Dijkstra over the lexicographic cost (held joints, joints); the heap key then holds the
+    # last joint's direction (False: parent to child) and index, which decide equal-cost chains.
+    heap = [(0, 0, False, -1, r, -1) for r in roots]
     heapq.heapify(heap)
     while heap:
-        held, depth, k, b, via, rev = heapq.heappop(heap)
+        held, depth, rev, k, b, via = heapq.heappop(heap)
         if done[b]:
             continue
         done[b] = True
@@ -113,7 +114,7 @@ def spanning_tree(n_bodies: int, parent, child, defines_relation) -> SpanningTre
             in_tree[k] = True
         for j, other, rev_j in incident[b]:
             if not done[other]:
-                heapq.heappush(heap, (held + (not relation[j]), depth + 1, j, other, b, rev_j))
+                heapq.heappush(heap, (held + (not relation[j]), depth + 1, rev_j, j, other, b))
     return SpanningTree(
         order=np.array(order, dtype=np.int64),
         parent_joint=parent_joint,

@@ -263,3 +263,12 @@ def test_reversed_joint_poses_the_parent_side(alpha, beta):
     np.testing.assert_allclose(buf.body_t[2], [1.0, 0.0, 0.0], atol=1e-15)
     np.testing.assert_allclose(buf.body_R[1], rz(alpha - beta), atol=1e-15)
     np.testing.assert_allclose(buf.body_t[1], [1 + math.cos(alpha - beta), math.sin(alpha - beta), 0], atol=1e-15)
+
+
+def test_rule_equal_chains_prefer_a_joint_walked_forwards():
+    """MTM-like: 0 -> 1 -> {2, 3}; body 4 is the child of 2 (joint 4) and the parent of 3
+    (joint 2, listed first): both reach 4 in 3 joints; the forward joint 4 wins over walking
+    joint 2 backwards, and joint 2 closes the loop."""
+    t = tree_of(5, [(0, 1), (1, 2), (4, 3), (1, 3), (2, 4)])
+    assert t.parent_joint[4] == 4 and not t.reversed.any()
+    assert t.closure.tolist() == [False, False, True, False, False]

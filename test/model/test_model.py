@@ -382,7 +382,8 @@ def test_two_data_of_one_model_keep_their_own_results():
 def test_closure_residuals_and_couplings_in_the_model():
     """The PSM-like parallelogram with its couplings file: only the pitch joint published, the
     result's loop residual is 0 (the closure joint named); an inconsistent state without
-    couplings shows the chord 2 * 0.3 * sin(delta / 2)."""
+    couplings shows the chord 2 * 0.3 * sin(delta / 2), an open loop above LOOP_OPEN_POSITION
+    (5 mm: delta = 0.1 gives 30 mm, delta = 0.016 gives 4.8 mm)."""
     models = Path(__file__).resolve().parent / "kin_models"
     m = model([models / "parallelogram.yaml"], couplings=models / "parallelogram_couplings.yaml")
     assert m.closure_joint_names == ["/psm_like/pitchfrontlink-pitchbottomlink"]
@@ -398,3 +399,6 @@ def test_closure_residuals_and_couplings_in_the_model():
     r = free.evaluate(d)
     assert r.closure_residuals[0, 0] == pytest.approx(2 * 0.3 * math.sin(0.05), rel=1e-12)
     assert r.closure_residuals is d.closure_residuals
+    assert r.open_loops() == [("/psm_like/pitchfrontlink-pitchbottomlink", r.closure_residuals[0, 0], 0.0)]
+    free.set_joint_positions(d, ["yaw link-pitch front link"], [0.6 + 0.016])  # chord 4.8 mm: closed
+    assert free.evaluate(d).open_loops() == []
