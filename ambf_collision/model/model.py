@@ -268,11 +268,10 @@ class Model:
     @classmethod
     def from_files(cls, paths, overrides: Optional[Overrides] = None, root_poses=None,
                    couplings=None, namespaces=None) -> "Model":
-        """Load ADF files (see :func:`load_adf_files`) and compile. ``couplings``: a couplings
-        YAML path or a sequence of rules (:mod:`couplings`). Raises ``AdfError`` (also
-        :class:`CouplingError`, one of them)."""
-        extra = {} if namespaces is None else {"namespaces": namespaces}
-        world = load_adf_files(paths, root_poses=root_poses, **extra)
+        """Load ADF files (see :func:`load_adf_files`: ``namespaces`` renames each file's bodies
+        and joints) and compile. ``couplings``: a couplings YAML path or a sequence of rules
+        (:mod:`couplings`). Raises ``AdfError`` (also :class:`CouplingError`, one of them)."""
+        world = load_adf_files(paths, root_poses=root_poses, namespaces=namespaces)
         return cls.from_world(world, overrides, couplings)
 
     @classmethod
