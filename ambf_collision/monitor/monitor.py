@@ -75,31 +75,25 @@ class MonitorOutput:
 
 
 def joint_roles(model) -> tuple:
-    """``(movable (J,), coupled (J,), joint_file (J,))`` of a model's joints.
+    """``(needs_value (J,) bool, joint_file (J,) int)`` of a model's joints.
 
-    Read from ``model.kinematics`` (CONTRACT.md); a model without that attribute (the model
-    before the loop/coupling work, or a test stand-in) gives movable from ``model.tree.movable``
-    when present, else every joint, no coupled joint, and the files from its world."""
-    names = list(model.joint_names)
-    n = len(names)
+    A joint needs a value from a joint state when it moves (revolute, prismatic), is not
+    coupled to another joint and does not close a kinematic loop (the model's
+    ``kinematics.movable``, ``coupled``, ``closure``, CONTRACT.md); ``joint_file``: the ADF file
+    of each joint. A model without ``kinematics`` (a test stand-in): every joint needs a value,
+    all in file 0."""
+    n = len(model.joint_names)
     kin = getattr(model, "kinematics", None)
-    if kin is None:
-        kin = getattr(model, "tree", None)
-    movable = np.ones(n, dtype=bool)
-    coupled = np.zeros(n, dtype=bool)
-    joint_file = np.zeros(n, dtype=np.int64)
-    if kin is not None:
-        if getattr(kin, "movable", None) is not None and len(kin.movable) == n:
-            movable = np.asarray(kin.movable, dtype=bool)
-        if getattr(kin, "coupled", None) is not None and len(kin.coupled) == n:
-            coupled = np.asarray(kin.coupled, dtype=bool)
-        if getattr(kin, "joint_file", None) is not None and len(kin.joint_file) == n:
-            joint_file = np.asarray(kin.joint_file, dtype=np.int64)
-        else:
-            joints = getattr(getattr(model, "world", None), "joints", None)
-            if joints is not None and len(joints) == n:
-                joint_file = np.array([j.file_index for j in joints], dtype=np.int64)
-    return movable, coupled, joint_file
+
+    def flags(name, default):
+        value = getattr(kin, name, None)
+        return np.asarray(value, dtype=bool) if value is not None else np.full(n, default)
+
+    needs = flags("movable", True) & ~flags("coupled", False) & ~flags("closure", False)
+    files = getattr(kin, "joint_file", None)
+    joint_file = (np.asarray(files, dtype=np.int64) if files is not None
+                  else np.zeros(n, dtype=np.int64))
+    return needs, joint_file
 
 
 class CollisionMonitor:
@@ -125,8 +119,7 @@ class CollisionMonitor:
         self.data = model.create_data()
         names = list(model.joint_names)
         plain = list(getattr(model, "joint_plain_names", names))
-        movable, coupled, joint_file = joint_roles(model)
-        self.needs_value = movable & ~coupled  # joints a joint state must give
+        self.needs_value, joint_file = joint_roles(model)  # joints a joint state must give
         sources = [(f"ADF file {f}" if f is not None else "",
                     joint_name_table(names, plain, joint_file, f))
                    for f in (joint_sources if joint_sources is not None else [None])]

@@ -117,11 +117,17 @@ def _load_model(adf_paths, namespaces, ignore_pairs, check_pairs, coupling_files
     return Model.from_files(adf_paths, **kwargs)
 
 
-def _couplings(files, strings):
-    """The coupling map of the model (``model/couplings.py``, the kinematics' format)."""
-    from ambf_collision.model import couplings as cp
+def _couplings(files, strings) -> list:
+    """The couplings of the files and the rule strings, in that order
+    (:mod:`ambf_collision.model.couplings`: its YAML format and rule grammar)."""
+    from ambf_collision.model.couplings import couplings_from
 
-    return cp.load_couplings(files=list(files), strings=list(strings))
+    out = []
+    for f in files:
+        out += couplings_from(str(f))
+    if strings:
+        out += couplings_from(list(strings), origin="couplings")
+    return out
 
 
 def _load_probes(model, probe_paths):

@@ -132,10 +132,15 @@ def test_required_joints_must_all_arrive():
 
 
 def test_joint_roles_from_the_kinematics():
-    model = ScriptedModel(movable=[True, False, True], coupled=[False, False, True])
-    movable, coupled, files = joint_roles(model)
-    assert movable.tolist() == [True, False, True] and coupled.tolist() == [False, False, True]
-    assert files.tolist() == [0, 0, 0]
+    """A joint needs a value when movable, not coupled and not loop-closing."""
+    model = ScriptedModel(joint_names=("a", "b", "c", "d"), movable=[True, False, True, True],
+                          coupled=[False, False, True, False])
+    model.kinematics.closure = np.array([False, False, False, True])
+    model.kinematics.joint_file = np.array([0, 0, 1, 1])
+    needs, files = joint_roles(model)
+    assert needs.tolist() == [True, False, False, False] and files.tolist() == [0, 0, 1, 1]
+    needs, files = joint_roles(ScriptedModel())  # no kinematics: every joint, file 0
+    assert needs.tolist() == [True, True, True] and files.tolist() == [0, 0, 0]
 
 
 # ----------------------------------------------------------------------------- bad input
