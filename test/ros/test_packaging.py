@@ -54,7 +54,8 @@ def test_pip_install_gives_the_command(tmp_path):
     # Install from a copy of the source (pip builds in the tree; keep the checkout clean).
     src = tmp_path / "src"
     shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".ws", "build", "demo_output", "*.egg-info", "__pycache__", ".hypothesis"))
+        ".git", ".venv*", ".ws*", "build", "demo_output", "*.egg-info", "__pycache__",
+        ".hypothesis"), symlinks=True)
     # A real `pip install` (build isolation fetches setuptools from the package registry); the
     # dependencies (numpy, PyYAML, coal) are the ones already installed here.
     r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
