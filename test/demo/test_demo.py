@@ -102,7 +102,7 @@ def test_run_demo_stops_cleanly_on_sigterm(tmp_path):
         out, err = proc.communicate()
         pytest.fail("run_demo.sh did not stop within 20 s of SIGTERM")
     assert proc.returncode == 0, err[-2000:]
-    assert "Traceback" not in out + err
+    assert "Traceback" not in out + err, (out + err)[-3000:]
     assert "run_demo: stopped" in out
     time.sleep(0.5)
     assert _demo_processes(domain) == []
