@@ -15,7 +15,7 @@ from conftest import EXAMPLES
 
 from ambf_collision.geometry import shapes as S
 from ambf_collision.geometry.transforms import quat_to_matrix, rpy_to_matrix
-from ambf_collision.model.adf import AdfError, AdfWarning, load_adf_files
+from ambf_collision.model.adf import MAX_FILE_BYTES, AdfError, AdfWarning, load_adf_files
 
 needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"AMBF examples absent: {EXAMPLES}")
 
@@ -454,7 +454,7 @@ def test_file_limits_and_missing_file(tmp_path):
     with pytest.raises(AdfError, match="cannot read file"):
         load_adf_files(tmp_path / "nope.yaml")
     big = tmp_path / "big.yaml"
-    big.write_text("# " + "x" * (9 * 1024 * 1024))
+    big.write_text("# " + "x" * MAX_FILE_BYTES)
     with pytest.raises(AdfError, match="limit"):
         load_adf_files(big)
     binary = tmp_path / "bin.yaml"
