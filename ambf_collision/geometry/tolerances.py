@@ -14,6 +14,17 @@ its value. Code imports the constants from here; no module keeps a private epsil
 
 # --------------------------------------------------------------------------- kinematics, loops, couplings
 
+LOOP_OPEN_POSITION = 5e-3
+"""Closure-joint position residual (m) above which a loop counts as open: the joint state does not
+fit the loop (a stale or uncoupled passive joint: a 0.1 rad error on a 0.3 m link is 30 mm). AMBF's
+own dVRK files, correctly coupled, stay under 2.1 mm over their joint ranges (their values are
+rounded to 0.1 mm; the ECM's remote centre amplifies that), hence the margin."""
+
+LOOP_OPEN_ANGLE = 0.05
+"""Closure-joint angle residual (rad, about 3 deg) above which a loop counts as open; AMBF's dVRK
+files, correctly coupled, stay under 0.0045 rad (0.26 deg: the MTM's hinge axes are 6e-3 rad
+apart in its file)."""
+
 # --------------------------------------------------------------------------- probes
 
 # --------------------------------------------------------------------------- ADF reading
