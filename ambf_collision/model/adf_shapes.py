@@ -187,7 +187,11 @@ def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float) -> O
         if mesh_type not in HULL_MESH_TYPES:
             entry.warn(["collision mesh type"], f"{mesh_type}: monitored as the convex hull of "
                        "the mesh (conservative: never farther than the mesh)")
-    if not path.is_file():
+    try:
+        found = path.is_file()
+    except OSError as e:  # e.g. a name too long for the file system
+        found, path = False, f"{path} ({e.strerror or e})"
+    if not found:
         entry.warn([key], f"collision mesh not found: {path}: the body has no collision geometry")
         return None
     try:

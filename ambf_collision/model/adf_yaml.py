@@ -28,8 +28,10 @@ from ambf_collision.model.adf_errors import AdfError
 __all__ = ["AdfYamlLoader", "NUMBER_PATTERN", "MAX_FILE_BYTES", "MAX_YAML_NODES", "read_yaml",
            "load_yaml_text", "yaml_cpp_bool"]
 
-MAX_FILE_BYTES = 8 * 1024 * 1024
-"""ADF files larger than this (bytes) are refused; AMBF's largest is under 100 kB."""
+MAX_FILE_BYTES = 2 * 1024 * 1024
+"""ADF files larger than this (bytes) are refused. AMBF's largest ADF file is 75 kB (KnotEnv,
+10k YAML nodes); PyYAML builds about 0.2-0.5 MB of ADF text per second here, so this bounds a
+load (or a node's reload) to a few seconds."""
 MAX_YAML_NODES = 2_000_000
 """Largest accepted node count of a document with its aliases expanded."""
 
@@ -113,7 +115,8 @@ def load_yaml_text(text: str, file: str):
         node = loader.get_single_node()
         if node is None:
             return None
-        if _expanded_size(node, MAX_YAML_NODES) > MAX_YAML_NODES:
+        # An alias is written '*name': without a '*' the document has none, nothing to expand.
+        if "*" in text and _expanded_size(node, MAX_YAML_NODES) > MAX_YAML_NODES:
             raise AdfError(file, "", "", f"YAML expands to more than {MAX_YAML_NODES} nodes "
                            "(alias bomb?)")
         return loader.construct_document(node)

@@ -101,8 +101,9 @@ class KinematicsBuffers(NamedTuple):
 
 
 # The kernels take the arrays out of the NamedTuples once, at the top, and index them with
-# scalars: array views or tuple fields read inside the loops cost reference counting on every
-# access (measured: 2-3x slower on the demo arm).
+# scalars, and the stages are inlined into their caller: array views, tuple fields read inside
+# loops and calls that pass the tuples each cost reference counting (measured on the demo arm:
+# 1.06 us per cycle with views and separate calls, 0.37 us like this).
 
 
 @njit(cache=True, inline="always")

@@ -15,7 +15,7 @@ from conftest import EXAMPLES
 
 from ambf_collision.geometry import shapes as S
 from ambf_collision.geometry.transforms import quat_to_matrix, rpy_to_matrix
-from ambf_collision.model.adf import AdfError, AdfWarning, load_adf_files
+from ambf_collision.model.adf import MAX_FILE_BYTES, AdfError, AdfWarning, load_adf_files
 
 needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"AMBF examples absent: {EXAMPLES}")
 
@@ -251,6 +251,33 @@ def test_mesh_collision_ascii_stl_and_obj(tmp_path):
                                [[0, 0, 0], [0, 0, 2], [0, 2, 0], [2, 0, 0]])
 
 
+def test_single_plane_sits_at_the_inertial_offset(tmp_path):
+    """AMBF hands a single PLANE to Bullet without the collision offset, in the body's inertial
+    frame: normal z, offset 0.5 there, inertial offset z = 1 -> solid where z < 1.5 in the body."""
+    plane = {"collision shape": "PLANE", "collision geometry": {"normal": {"x": 0, "y": 0, "z": 2}, "offset": 0.5},
+             "collision offset": {"position": {"x": 0, "y": 0, "z": 7}}}
+    doc = adf({"A": dict(plane, **{"inertial offset": {"position": {"x": 0, "y": 0, "z": 1}}}), "B": plane})
+    a, b = (body.shapes[0] for body in load(write(tmp_path, doc)).bodies)
+    np.testing.assert_array_equal([a.normal, b.normal], [[0, 0, 1], [0, 0, 1]])
+    assert (a.offset, b.offset) == (1.5, 0.5)
+
+
+def test_mesh_folder_is_file_path_then_body_path(tmp_path):
+    """AMBF: <ADF folder>/<file low resolution path>/<body low (else high) resolution path>/mesh;
+    an absolute part replaces what precedes it."""
+    for folder, x in (("meshes/sub", 1), ("elsewhere", 2), ("meshes/hi", 3)):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "m.obj").write_text(f"v 0 0 0\nv {x} 0 0\n")
+    bodies = {"A": {"mesh": "m.obj", "low resolution path": "sub/"},
+              "B": {"mesh": "m.obj", "low resolution path": str(tmp_path / "elsewhere")},
+              "C": {"mesh": "m.obj", "high resolution path": "hi"}}
+    doc = adf(bodies, **{"low resolution path": "./meshes/", "high resolution path": "./ignored/"})
+    for n in bodies:
+        del doc[f"BODY {n}"]["collision shape"], doc[f"BODY {n}"]["collision geometry"]
+    w = load(write(tmp_path, doc))
+    assert [b.shapes[0].vertices[:, 0].max() for b in w.bodies] == [1, 2, 3]
+
+
 def test_missing_mesh_one_warning(tmp_path):
     doc = adf({"A": {"mesh": "nothere.STL"}, "B": {}})
     del doc["BODY A"]["collision shape"], doc["BODY A"]["collision geometry"]
@@ -427,7 +454,7 @@ def test_file_limits_and_missing_file(tmp_path):
     with pytest.raises(AdfError, match="cannot read file"):
         load_adf_files(tmp_path / "nope.yaml")
     big = tmp_path / "big.yaml"
-    big.write_text("# " + "x" * (9 * 1024 * 1024))
+    big.write_text("# " + "x" * MAX_FILE_BYTES)
     with pytest.raises(AdfError, match="limit"):
         load_adf_files(big)
     binary = tmp_path / "bin.yaml"
