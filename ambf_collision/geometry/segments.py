@@ -137,7 +137,7 @@ def refined_normals(w, L, d1, d2, s, t):
     return out
 
 
-_np_core = np._core if hasattr(np, "_core") else np.core
+_np_core = np._core if hasattr(getattr(np, "_core", None), "umath") else np.core
 _um = _np_core.umath
 _mul, _add, _sub, _div = _um.multiply, _um.add, _um.subtract, _um.divide
 _max, _clip, _sqrt = _um.maximum, _um.clip, _um.sqrt
@@ -379,3 +379,55 @@ def capsule_distance(a1, b1, r1, a2, b2, r2):
     out = [np.empty((n, 3)) for _ in range(4)]
     solver.capsules(dist, *(o.T for o in out))
     return (dist, *out)
+
+
+# ===================================================================================== compiled
+# Scalar kernels (numba). The NumPy solver above goes once the pair kernels replace it.
+
+import math
+
+from numba import njit
+
+from ambf_collision.geometry import tolerances as _tol
+
+_COINCIDENT = _tol.COINCIDENT
+_TINY = _tol.TINY_LENGTH_SQ
+
+
+@njit(cache=True)
+def perpendicular(d0, d1, d2):
+    """Unit vector perpendicular to ``d``: ``unit(d x e_k)`` with ``e_k`` the coordinate axis of
+    the smallest ``|d_k|`` (the first on ties); +x for ``d = 0``."""
+    if abs(d0) <= abs(d1) and abs(d0) <= abs(d2):
+        x, y, z = 0.0, d2, -d1          # d x e_x
+    elif abs(d1) <= abs(d2):
+        x, y, z = -d2, 0.0, d0          # d x e_y
+    else:
+        x, y, z = d1, -d0, 0.0          # d x e_z
+    n = math.sqrt(x * x + y * y + z * z)
+    if n == 0.0:
+        return 1.0, 0.0, 0.0
+    return x / n, y / n, z / n
+
+
+@njit(cache=True)
+def point_segment(p0, p1, p2, a, b):
+    """Point ``p`` against segment ``a``-``b`` (arrays (3,), metres): ``(L, c0, c1, c2, n0, n1,
+    n2)``, the distance ``L``, the closest point ``c`` and the unit normal ``n`` from ``c``
+    towards ``p``. A point on its segment (``L < COINCIDENT``) gets :func:`perpendicular` of
+    the segment direction, +z for a zero-length segment."""
+    d0, d1, d2 = b[0] - a[0], b[1] - a[1], b[2] - a[2]
+    l2 = d0 * d0 + d1 * d1 + d2 * d2
+    t = 0.0
+    if l2 > _TINY:
+        t = ((p0 - a[0]) * d0 + (p1 - a[1]) * d1 + (p2 - a[2]) * d2) / l2
+        t = min(max(t, 0.0), 1.0)
+    c0, c1, c2 = a[0] + t * d0, a[1] + t * d1, a[2] + t * d2
+    w0, w1, w2 = p0 - c0, p1 - c1, p2 - c2
+    L = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    if L >= _COINCIDENT:
+        return L, c0, c1, c2, w0 / L, w1 / L, w2 / L
+    if l2 > _TINY:
+        n0, n1, n2 = perpendicular(d0, d1, d2)
+        return L, c0, c1, c2, n0, n1, n2
+    return L, c0, c1, c2, 0.0, 0.0, 1.0
