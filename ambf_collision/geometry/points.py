@@ -40,13 +40,14 @@ from numba import njit
 
 from ambf_collision.geometry.segments import point_segment
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONVEX, CYLINDER, PLANE, SPHERE, ShapeError
-from ambf_collision.geometry.world_shapes import hull_arrays, make_hulls, make_world
+from ambf_collision.geometry.world_shapes import (hull_arrays, local_point, make_hulls, make_world,
+                                                  shape_row, world_point, world_vector)
 
-__all__ = ["point_signed_distance", "point_signed_distance_batch", "box_local", "cylinder_local",
-           "cone_local", "solid_local", "hull_local", "unit2"]
+__all__ = ["point_signed_distance", "point_signed_distance_batch", "point_row", "box_local",
+           "cylinder_local", "cone_local", "solid_local", "hull_local", "unit2"]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def unit2(x, y):
     """Unit vector along ``(x, y)``, ``(1, 0)`` for ``(0, 0)``; scaled first, so that tiny
     (subnormal) inputs keep full precision and nothing overflows."""
@@ -55,11 +56,11 @@ def unit2(x, y):
         return 1.0, 0.0
     xs = x / m
     ys = y / m
-    ln = math.hypot(xs, ys)
+    ln = math.sqrt(xs * xs + ys * ys)
     return xs / ln, ys / ln
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def box_local(q0, q1, q2, h0, h1, h2):
     """Box of half extents ``h``, centred, axis-aligned; point ``q`` (local, m)."""
     c0 = min(max(q0, -h0), h0)
@@ -80,17 +81,17 @@ def box_local(q0, q1, q2, h0, h1, h2):
     return -e2, q0, q1, s * h2, 0.0, 0.0, s
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def cylinder_local(q0, q1, q2, R, H):
     """Cylinder of radius ``R`` and half height ``H`` about local z, centred; point ``q``."""
-    r = math.hypot(q0, q1)
+    r = math.sqrt(q0 * q0 + q1 * q1)
     e0, e1 = unit2(q0, q1)
     sz = 1.0 if q2 >= 0.0 else -1.0
     dr = r - R
     dz = abs(q2) - H
     er = max(dr, 0.0)
     ez = max(dz, 0.0)
-    d_out = math.hypot(er, ez)
+    d_out = math.sqrt(er * er + ez * ez)
     if d_out > 0.0:
         nr = R if dr > 0.0 else r
         nz = sz * H if dz > 0.0 else q2
@@ -100,11 +101,11 @@ def cylinder_local(q0, q1, q2, R, H):
     return dz, r * e0, r * e1, sz * H, 0.0, 0.0, sz
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def cone_local(q0, q1, q2, R, H):
     """Cone of base radius ``R`` at ``z = -H`` and apex at ``z = +H``; point ``q`` (local)."""
     z = q2
-    r = math.hypot(q0, q1)
+    r = math.sqrt(q0 * q0 + q1 * q1)
     e0, e1 = unit2(q0, q1)
     L2 = R * R + 4.0 * H * H
     sr, sn = 1.0, 0.0   # outward unit normal of the slanted side in the (r, z) half-plane
@@ -139,7 +140,7 @@ def cone_local(q0, q1, q2, R, H):
     return slant, nr * e0, nr * e1, z - slant * sn, sr * e0, sr * e1, sn
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def solid_local(kind, q0, q1, q2, h0, h1, h2):
     """:func:`box_local`, :func:`cylinder_local` or :func:`cone_local` by ``kind``."""
     if kind == BOX:
@@ -149,54 +150,56 @@ def solid_local(kind, q0, q1, q2, h0, h1, h2):
     return cone_local(q0, q1, q2, h0, h2)
 
 
-@njit(cache=True)
-def _segment_sq(p0, p1, p2, a, b):
-    """Squared distance and closest point of point ``p`` to segment ``a``-``b`` (rows (3,))."""
+@njit(cache=True, error_model="numpy")
+def _segment_sq(p, a, b):
+    """Squared distance and closest point of point ``p`` to segment ``a``-``b`` (3-tuples)."""
     d0, d1, d2 = b[0] - a[0], b[1] - a[1], b[2] - a[2]
     dd = d0 * d0 + d1 * d1 + d2 * d2
     t = 0.0
     if dd > 0.0:
-        t = min(max(((p0 - a[0]) * d0 + (p1 - a[1]) * d1 + (p2 - a[2]) * d2) / dd, 0.0), 1.0)
-    x0, x1, x2 = a[0] + t * d0, a[1] + t * d1, a[2] + t * d2
-    return (p0 - x0) ** 2 + (p1 - x1) ** 2 + (p2 - x2) ** 2, x0, x1, x2
+        t = min(max(((p[0] - a[0]) * d0 + (p[1] - a[1]) * d1 + (p[2] - a[2]) * d2) / dd, 0.0), 1.0)
+    x = (a[0] + t * d0, a[1] + t * d1, a[2] + t * d2)
+    return (p[0] - x[0]) ** 2 + (p[1] - x[1]) ** 2 + (p[2] - x[2]) ** 2, x
 
 
-@njit(cache=True)
-def _triangle_nearest(p0, p1, p2, A, B, C):
-    """Squared distance and nearest point of point ``p`` to triangle ``A, B, C`` (rows (3,));
+@njit(cache=True, error_model="numpy")
+def _triangle_nearest(p, A, B, C):
+    """Squared distance and nearest point of point ``p`` to triangle ``A, B, C`` (3-tuples);
     degenerate triangles (collinear or coincident corners) are measured to their edges."""
-    best, x0, x1, x2 = _segment_sq(p0, p1, p2, A, B)
-    d, y0, y1, y2 = _segment_sq(p0, p1, p2, B, C)
-    if d < best:
-        best, x0, x1, x2 = d, y0, y1, y2
-    d, y0, y1, y2 = _segment_sq(p0, p1, p2, C, A)
-    if d < best:
-        best, x0, x1, x2 = d, y0, y1, y2
+    best, x = _segment_sq(p, A, B)
+    for P, Q in ((B, C), (C, A)):
+        d, y = _segment_sq(p, P, Q)
+        if d < best:
+            best, x = d, y
     u0, u1, u2 = B[0] - A[0], B[1] - A[1], B[2] - A[2]
     v0, v1, v2 = C[0] - A[0], C[1] - A[1], C[2] - A[2]
     n0, n1, n2 = u1 * v2 - u2 * v1, u2 * v0 - u0 * v2, u0 * v1 - u1 * v0
     nn = n0 * n0 + n1 * n1 + n2 * n2
     if nn > 0.0:   # the projection into the plane, when it lies inside the triangle
-        k = ((p0 - A[0]) * n0 + (p1 - A[1]) * n1 + (p2 - A[2]) * n2) / nn
-        y0, y1, y2 = p0 - k * n0, p1 - k * n1, p2 - k * n2
+        k = ((p[0] - A[0]) * n0 + (p[1] - A[1]) * n1 + (p[2] - A[2]) * n2) / nn
+        y = (p[0] - k * n0, p[1] - k * n1, p[2] - k * n2)
         inside = True
         for P, Q in ((A, B), (B, C), (C, A)):   # barycentric signs by sub-triangle normals
-            a0, a1, a2 = P[0] - y0, P[1] - y1, P[2] - y2
-            b0, b1, b2 = Q[0] - y0, Q[1] - y1, Q[2] - y2
+            a0, a1, a2 = P[0] - y[0], P[1] - y[1], P[2] - y[2]
+            b0, b1, b2 = Q[0] - y[0], Q[1] - y[1], Q[2] - y[2]
             if ((a1 * b2 - a2 * b1) * n0 + (a2 * b0 - a0 * b2) * n1
                     + (a0 * b1 - a1 * b0) * n2) < 0.0:
                 inside = False
         if inside:
-            d = (p0 - y0) ** 2 + (p1 - y1) ** 2 + (p2 - y2) ** 2
+            d = (p[0] - y[0]) ** 2 + (p[1] - y[1]) ** 2 + (p[2] - y[2]) ** 2
             if d < best:
-                best, x0, x1, x2 = d, y0, y1, y2
-    return best, x0, x1, x2
+                best, x = d, y
+    return best, x
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
+def _vertex(V, i):
+    return V[i, 0], V[i, 1], V[i, 2]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def hull_local(H, h, q0, q1, q2):
     """Hull ``h`` of the ``Hulls`` arrays ``H``; point ``q`` in the hull's local frame."""
-    V = H.vertices
     # the face plane the point is least deep behind (or farthest in front of)
     smax = -np.inf
     f = H.face_start[h]
@@ -209,65 +212,68 @@ def hull_local(H, h, q0, q1, q2):
     has_face = H.face_start[h + 1] > H.face_start[h]
     if has_face and smax < 0.0:   # inside: the nearest face plane is the surface
         return smax, q0 - smax * fn0, q1 - smax * fn1, q2 - smax * fn2, fn0, fn1, fn2
+    q = (q0, q1, q2)
     best = np.inf
-    x0, x1, x2 = q0, q1, q2
-    T = H.triangles
+    x = q
     if H.triangle_start[h + 1] > H.triangle_start[h]:
         for j in range(H.triangle_start[h], H.triangle_start[h + 1]):
-            d, y0, y1, y2 = _triangle_nearest(q0, q1, q2, V[T[j, 0]], V[T[j, 1]], V[T[j, 2]])
+            d, y = _triangle_nearest(q, _vertex(H.vertices, H.triangles[j, 0]),
+                                     _vertex(H.vertices, H.triangles[j, 1]),
+                                     _vertex(H.vertices, H.triangles[j, 2]))
             if d < best:
-                best, x0, x1, x2 = d, y0, y1, y2
+                best, x = d, y
     else:   # a point or a segment: the segments between its vertices
         v_lo, v_hi = H.vertex_start[h], H.vertex_start[h + 1]
         for i in range(v_lo, v_hi):
             for j in range(i, v_hi):
-                d, y0, y1, y2 = _segment_sq(q0, q1, q2, V[i], V[j])
+                d, y = _segment_sq(q, _vertex(H.vertices, i), _vertex(H.vertices, j))
                 if d < best:
-                    best, x0, x1, x2 = d, y0, y1, y2
+                    best, x = d, y
     d = math.sqrt(best)
     if d > 0.0:
-        return d, x0, x1, x2, (q0 - x0) / d, (q1 - x1) / d, (q2 - x2) / d
+        return d, x[0], x[1], x[2], (q0 - x[0]) / d, (q1 - x[1]) / d, (q2 - x[2]) / d
     if has_face:
-        return 0.0, x0, x1, x2, fn0, fn1, fn2
-    return 0.0, x0, x1, x2, 0.0, 0.0, 1.0
+        return 0.0, x[0], x[1], x[2], fn0, fn1, fn2
+    return 0.0, x[0], x[1], x[2], 0.0, 0.0, 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
+def point_row(s, x):
+    """Signed distance (m), nearest surface point and outward unit normal (world 3-tuples) of
+    the world point ``x`` (3-tuple) to the shape row ``s`` (a ``ShapeRow``; not CONVEX)."""
+    if s.kind == SPHERE or s.kind == CAPSULE:
+        L, c, n = point_segment(x, s.a, s.b)
+        r = s.radius
+        return L - r, (c[0] + r * n[0], c[1] + r * n[1], c[2] + r * n[2]), n
+    if s.kind == PLANE:
+        n = s.normal
+        d = n[0] * x[0] + n[1] * x[1] + n[2] * x[2] - s.offset
+        return d, (x[0] - d * n[0], x[1] - d * n[1], x[2] - d * n[2]), n
+    q = local_point(s, x)
+    d, y0, y1, y2, n0, n1, n2 = solid_local(s.kind, q[0], q[1], q[2], s.half[0], s.half[1], s.half[2])
+    return d, world_point(s, (y0, y1, y2)), world_vector(s, (n0, n1, n2))
+
+
+@njit(cache=True, error_model="numpy")
 def point_signed_distance(W, H, k, x0, x1, x2, out_nearest, out_normal):
     """Signed distance (m) from world point ``x`` to the surface of shape ``k`` of ``W``; writes
-    the nearest surface point and the outward unit normal there (world, (3,) each)."""
-    kind = W.kind[k]
-    if kind == SPHERE or kind == CAPSULE:
-        L, c0, c1, c2, n0, n1, n2 = point_segment(x0, x1, x2, W.a[k], W.b[k])
-        r = W.radius[k]
-        out_normal[0], out_normal[1], out_normal[2] = n0, n1, n2
-        out_nearest[0], out_nearest[1], out_nearest[2] = c0 + r * n0, c1 + r * n1, c2 + r * n2
-        return L - r
-    if kind == PLANE:
-        n = W.normal[k]
-        d = n[0] * x0 + n[1] * x1 + n[2] * x2 - W.offset[k]
-        for i in range(3):
-            out_normal[i] = n[i]
-        out_nearest[0], out_nearest[1], out_nearest[2] = x0 - d * n[0], x1 - d * n[1], x2 - d * n[2]
-        return d
-    R = W.rot[k]
-    c = W.a[k]
-    p0, p1, p2 = x0 - c[0], x1 - c[1], x2 - c[2]
-    q0 = R[0, 0] * p0 + R[1, 0] * p1 + R[2, 0] * p2
-    q1 = R[0, 1] * p0 + R[1, 1] * p1 + R[2, 1] * p2
-    q2 = R[0, 2] * p0 + R[1, 2] * p1 + R[2, 2] * p2
-    if kind == CONVEX:
-        d, y0, y1, y2, n0, n1, n2 = hull_local(H, W.hull_id[k], q0, q1, q2)
+    the nearest surface point and the outward unit normal there (world, (3,) each). Passes no
+    array on (the hull code is inlined), so calling it per point costs no reference counting."""
+    s = shape_row(W, k)
+    x = (x0, x1, x2)
+    if s.kind == CONVEX:
+        q = local_point(s, x)
+        d, y0, y1, y2, n0, n1, n2 = hull_local(H, s.hull_id, q[0], q[1], q[2])
+        y, n = world_point(s, (y0, y1, y2)), world_vector(s, (n0, n1, n2))
     else:
-        h = W.half[k]
-        d, y0, y1, y2, n0, n1, n2 = solid_local(kind, q0, q1, q2, h[0], h[1], h[2])
+        d, y, n = point_row(s, x)
     for i in range(3):
-        out_nearest[i] = R[i, 0] * y0 + R[i, 1] * y1 + R[i, 2] * y2 + c[i]
-        out_normal[i] = R[i, 0] * n0 + R[i, 1] * n1 + R[i, 2] * n2
+        out_nearest[i] = y[i]
+        out_normal[i] = n[i]
     return d
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _batch(kind, a, b, radius, rot, half, normal, offset, hull_id, vertices, vertex_start,
            face_normal, face_offset, face_start, centre, bound_radius, triangles, triangle_start,
            shape_index, points, out_d, out_nearest, out_normal):

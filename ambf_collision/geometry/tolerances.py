@@ -43,11 +43,12 @@ next one would be ~1e-18)."""
 RIM_BRACKET = 1e-15
 """1 (segment parameter). A rim bracket narrower than this ends the iteration."""
 
-SUPPORT_TIE = 16 * 2.220446049250313e-16
-"""1 (relative to the direction's length). A local direction component below this counts as
-zero in support points, so that a face parallel up to rounding (a box resting on a plane, both
-moved by one frame) gives its centre, not a corner chosen by rounding noise. Moves the support
-value by at most this fraction of the half extent (~1e-15 m)."""
+SURFACE_SLACK = 16 * 2.220446049250313e-16
+"""1 (relative to the size of the local coordinates: segment ends and half extents). A point of a
+segment within this of a solid's surface is on it: the direction to its nearest point is rounding
+noise, so it counts as a minimum of the distance along the segment, and the middle of the
+segment's contact chord decides whether it enters the solid. Moves a grazing segment's distance
+by at most this (~4e-15 m per m)."""
 
 PENETRATION_AXIS = 1e-9
 """1 (relative to the segment length). A capsule-box separating axis ``(b - a) x e_i`` shorter

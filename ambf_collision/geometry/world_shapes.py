@@ -34,8 +34,9 @@ from ambf_collision.geometry.shapes import (BOX, CAPSULE, CONE, CONVEX, CYLINDER
                                             Sphere)
 from ambf_collision.geometry.transforms import matrix_to_quat
 
-__all__ = ["World", "WorldShapes", "LinkShapes", "make_world", "to_world", "shape_at",
-           "hull_arrays", "make_hulls", "no_hulls"]
+__all__ = ["World", "WorldShapes", "LinkShapes", "ShapeRow", "make_world", "shape_row",
+           "to_world", "shape_at", "hull_arrays", "make_hulls", "no_hulls", "local_point",
+           "world_point", "world_vector"]
 
 
 class World(NamedTuple):
@@ -52,10 +53,64 @@ class World(NamedTuple):
     hull_id: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def make_world(kind, a, b, radius, rot, half, normal, offset, hull_id):
     """:class:`World` of the arrays (inside compiled entry points)."""
     return World(kind, a, b, radius, rot, half, normal, offset, hull_id)
+
+
+class ShapeRow(NamedTuple):
+    """One shape of a :class:`World` as plain values (the kernels' argument): ``kind`` (int),
+    ``a``, ``b``, ``half``, ``normal`` (3-tuples), ``radius``, ``offset`` (floats), ``rot`` (3
+    row 3-tuples: ``rot[i][j]``), ``hull_id`` (int). Values, not arrays: passing one costs no
+    reference counting, so kernels on rows can be called per pair at no overhead."""
+
+    kind: int
+    a: tuple
+    b: tuple
+    radius: float
+    rot: tuple
+    half: tuple
+    normal: tuple
+    offset: float
+    hull_id: int
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def shape_row(W, k):
+    """Shape ``k`` of ``W`` as a :class:`ShapeRow`."""
+    return ShapeRow(W.kind[k], (W.a[k, 0], W.a[k, 1], W.a[k, 2]), (W.b[k, 0], W.b[k, 1], W.b[k, 2]),
+                    W.radius[k],
+                    ((W.rot[k, 0, 0], W.rot[k, 0, 1], W.rot[k, 0, 2]),
+                     (W.rot[k, 1, 0], W.rot[k, 1, 1], W.rot[k, 1, 2]),
+                     (W.rot[k, 2, 0], W.rot[k, 2, 1], W.rot[k, 2, 2])),
+                    (W.half[k, 0], W.half[k, 1], W.half[k, 2]),
+                    (W.normal[k, 0], W.normal[k, 1], W.normal[k, 2]), W.offset[k], W.hull_id[k])
+
+
+@njit(cache=True, error_model="numpy")
+def local_point(s, x):
+    """World point ``x`` (3-tuple) in the local frame of shape row ``s``: ``rot^T (x - a)``."""
+    R = s.rot
+    p0, p1, p2 = x[0] - s.a[0], x[1] - s.a[1], x[2] - s.a[2]
+    return (R[0][0] * p0 + R[1][0] * p1 + R[2][0] * p2, R[0][1] * p0 + R[1][1] * p1 + R[2][1] * p2,
+            R[0][2] * p0 + R[1][2] * p1 + R[2][2] * p2)
+
+
+@njit(cache=True, error_model="numpy")
+def world_vector(s, v):
+    """Local vector ``v`` of shape row ``s`` in the world frame: ``rot v``."""
+    R = s.rot
+    return (R[0][0] * v[0] + R[0][1] * v[1] + R[0][2] * v[2],
+            R[1][0] * v[0] + R[1][1] * v[1] + R[1][2] * v[2],
+            R[2][0] * v[0] + R[2][1] * v[1] + R[2][2] * v[2])
+
+
+@njit(cache=True, error_model="numpy")
+def world_point(s, x):
+    """Local point ``x`` of shape row ``s`` in the world frame: ``rot x + a``."""
+    v = world_vector(s, x)
+    return v[0] + s.a[0], v[1] + s.a[1], v[2] + s.a[2]
 
 
 class WorldShapes:
@@ -175,7 +230,7 @@ def hull_arrays(hulls) -> Hulls:
     return no_hulls() if hulls is None else hulls.arrays()
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
                bound_radius, triangles, triangle_start):
     """The ``Hulls`` NamedTuple of its arrays (inside compiled entry points)."""
@@ -193,7 +248,7 @@ class Link(NamedTuple):
     frame_index: np.ndarray
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
 def to_world(link, body_R, body_t, out):
     """Move every shape of ``link`` (:class:`Link`) by its body's world pose ``body_R (B,3,3)``,
     ``body_t (B,3)`` (``x_world = R x_body + t``, metres) into ``out`` (:class:`World`, whose
@@ -201,36 +256,27 @@ def to_world(link, body_R, body_t, out):
     L = link.local
     for k in range(L.kind.shape[0]):
         f = link.frame_index[k]
-        R = body_R[f]
-        t = body_t[f]
         kind = L.kind[k]
         for i in range(3):
-            out.a[k, i] = R[i, 0] * L.a[k, 0] + R[i, 1] * L.a[k, 1] + R[i, 2] * L.a[k, 2] + t[i]
-        if kind == CAPSULE:
+            R0, R1, R2, t = body_R[f, i, 0], body_R[f, i, 1], body_R[f, i, 2], body_t[f, i]
+            out.a[k, i] = R0 * L.a[k, 0] + R1 * L.a[k, 1] + R2 * L.a[k, 2] + t
+            out.b[k, i] = R0 * L.b[k, 0] + R1 * L.b[k, 1] + R2 * L.b[k, 2] + t
+            if kind == PLANE:
+                out.normal[k, i] = R0 * L.normal[k, 0] + R1 * L.normal[k, 1] + R2 * L.normal[k, 2]
+            elif kind != SPHERE and kind != CAPSULE:
+                for j in range(3):
+                    out.rot[k, i, j] = R0 * L.rot[k, 0, j] + R1 * L.rot[k, 1, j] + R2 * L.rot[k, 2, j]
+        if kind == PLANE:   # offset and the point offset * normal in the world frame
+            off = L.offset[k]
             for i in range(3):
-                out.b[k, i] = (R[i, 0] * L.b[k, 0] + R[i, 1] * L.b[k, 1] + R[i, 2] * L.b[k, 2]
-                               + t[i])
-        elif kind == PLANE:
-            for i in range(3):
-                out.normal[k, i] = (R[i, 0] * L.normal[k, 0] + R[i, 1] * L.normal[k, 1]
-                                    + R[i, 2] * L.normal[k, 2])
-            off = (L.offset[k] + out.normal[k, 0] * t[0] + out.normal[k, 1] * t[1]
-                   + out.normal[k, 2] * t[2])
+                off += out.normal[k, i] * body_t[f, i]
             out.offset[k] = off
             for i in range(3):
                 out.a[k, i] = off * out.normal[k, i]
                 out.b[k, i] = out.a[k, i]
-        else:
-            for i in range(3):
-                out.b[k, i] = out.a[k, i]
-        if kind != SPHERE and kind != CAPSULE and kind != PLANE:
-            for i in range(3):
-                for j in range(3):
-                    out.rot[k, i, j] = (R[i, 0] * L.rot[k, 0, j] + R[i, 1] * L.rot[k, 1, j]
-                                        + R[i, 2] * L.rot[k, 2, j])
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _to_world_entry(kind, a, b, radius, rot, half, normal, offset, hull_id, frame_index, body_R,
                     body_t, o_kind, o_a, o_b, o_radius, o_rot, o_half, o_normal, o_offset,
                     o_hull_id):
