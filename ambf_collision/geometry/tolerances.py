@@ -10,6 +10,12 @@ its value. Code imports the constants from here; no module keeps a private epsil
 
 # --------------------------------------------------------------------------- GJK / EPA, hulls
 
+#: HullSet.validate(): a vertex may lie this fraction of the hull's size (its bound radius or its
+#: largest coordinate, whichever is larger; metres per metre) outside a face or triangle plane.
+#: qhull merges facets that are coplanar up to its rounding (a few 1e-16 relative) and keeps their
+#: first hyperplane, so a vertex of a merged facet can sit that far off it.
+HULL_CHECK_RELATIVE = 1e-12
+
 # --------------------------------------------------------------------------- pair list, near_only bounds
 
 # --------------------------------------------------------------------------- kinematics, loops, couplings
