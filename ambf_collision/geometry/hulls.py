@@ -26,6 +26,8 @@ Representation, the same for every dimension of the cloud:
   more than two triangles); a segment and a point have no triangles.
 * ``centre`` is the mean of the hull vertices (in the relative interior), ``bound_radius`` the
   largest vertex distance from it; ``dimension`` is 3, 2, 1 or 0.
+* ``neighbor_start``/``neighbors``: each vertex's neighbours along hull edges (adjacency lists
+  over all rows of ``vertices``), for the support function's hill climb.
 
 Clouds are deduplicated by content before qhull runs: a mesh shared by several shapes (two copies
 of one robot) is hulled once. The njit kernels read the arrays through the :class:`Hulls` tuple
@@ -54,6 +56,8 @@ class Hulls(NamedTuple):
     face_start: np.ndarray  # (H + 1,) int64
     centre: np.ndarray  # (H, 3) float64
     bound_radius: np.ndarray  # (H,) float64
+    neighbor_start: np.ndarray  # (V + 1,) int64
+    neighbors: np.ndarray  # (A,) int64: vertices joined to vertex i by a hull edge, rows of ``vertices``
 
 
 class HullError(ValueError):
@@ -96,8 +100,10 @@ class HullSet:
         self.centre = stacked([h.vertices.mean(axis=0, keepdims=True) for h in hulls], (0, 3))
         self.bound_radius = np.array(
             [np.sqrt(((h.vertices - c) ** 2).sum(axis=1)).max() for h, c in zip(hulls, self.centre)])
+        self.neighbor_start, self.neighbors = _vertex_graph(self.triangles, self.dimension, self.vertex_start)
         for a in (self.vertices, self.face_normal, self.face_offset, self.triangles, self.triangle_face, self.centre,
-                  self.bound_radius, self.vertex_start, self.face_start, self.triangle_start, self.dimension):
+                  self.bound_radius, self.vertex_start, self.face_start, self.triangle_start, self.dimension,
+                  self.neighbor_start, self.neighbors):
             a.setflags(write=False)
 
     @classmethod
@@ -130,7 +136,7 @@ class HullSet:
     def arrays(self) -> Hulls:
         """The :class:`Hulls` tuple the njit kernels take (views, no copies)."""
         return Hulls(self.vertices, self.vertex_start, self.face_normal, self.face_offset, self.face_start,
-                     self.centre, self.bound_radius)
+                     self.centre, self.bound_radius, self.neighbor_start, self.neighbors)
 
     def hull_vertices(self, h: int) -> np.ndarray:
         """Vertices (n, 3) of hull h (local frame, metres)."""
@@ -161,6 +167,20 @@ class HullSet:
             if problem:
                 raise HullError(f"hull {h} (dimension {self.dimension[h]}): {problem}")
         return self
+
+
+def _vertex_graph(triangles, dimension, vertex_start):
+    """Hull edges as adjacency lists over all vertices: (neighbor_start (V+1,), neighbors (A,)).
+    The triangles' edges (a merged face's diagonals too: harmless for hill climbing); a segment's
+    two ends; nothing for a point."""
+    ends = [triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]]
+    for h in np.flatnonzero(dimension == 1):
+        ends.append(np.array([[vertex_start[h], vertex_start[h] + 1]]))
+    edges = np.concatenate(ends) if ends else np.zeros((0, 2), np.int64)
+    both = np.unique(np.concatenate([edges, edges[:, ::-1]]), axis=0)  # sorted by vertex, then neighbour
+    count = np.bincount(both[:, 0], minlength=int(vertex_start[-1]))
+    start = np.concatenate([[0], np.cumsum(count)]).astype(np.int64)
+    return start, np.ascontiguousarray(both[:, 1], dtype=np.int64)
 
 
 # ------------------------------------------------------------------------------------------------
