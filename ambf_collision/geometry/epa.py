@@ -412,56 +412,59 @@ def _expand(P, f, v):
 
 @njit(cache=True)
 def _face_result(P, f, out_p1, out_p2, out_n):
-    """Witness points at the origin's projection onto face f (barycentric weights applied to the
-    vertices' support points), normal = the face's; returns the core distance -d_f. The face of
-    the polytope that holds the projection may be a coplanar neighbour of f (a face of M split
-    into triangles): the live face in f's plane whose weights are least negative is used."""
+    """Witness points for the accepted face f (distance d_f, normal n): where the ray from the
+    origin along n leaves the polytope (on f, or on a neighbour when the origin's projection onto
+    f's plane falls outside f, as it can on a polytope that approximates a curved surface), as
+    barycentric weights applied to the vertices' support points; moved to p2 = p1 - d_f n.
+    Returns the core distance -d_f."""
     m0, m1, m2 = P.face_normal[f, 0], P.face_normal[f, 1], P.face_normal[f, 2]
-    g, best = f, _weights(P, f)
-    if min(best[0], best[1], best[2]) < 0.0:
-        for h in range(P.count[1]):
-            same_plane = (P.face_normal[h, 0] * m0 + P.face_normal[h, 1] * m1 + P.face_normal[h, 2] * m2
-                          >= 1.0 - 1e-12 and abs(P.face_distance[h] - P.face_distance[f]) <= EPA_TOLERANCE)
-            if P.alive[h] and same_plane:
-                trial = _weights(P, h)
-                if min(trial[0], trial[1], trial[2]) > min(best[0], best[1], best[2]):
-                    g, best = h, trial
-    wi, wj, wk = max(best[0], 0.0), max(best[1], 0.0), max(best[2], 0.0)
-    total = wi + wj + wk
-    if not total > 0.0:
-        wi, wj, wk, total = 1.0, 1.0, 1.0, 3.0
-    wi, wj, wk = wi / total, wj / total, wk / total
+    t = P.face_distance[f]
+    for h in range(P.count[1]):  # the first face plane the ray meets
+        along = P.face_normal[h, 0] * m0 + P.face_normal[h, 1] * m1 + P.face_normal[h, 2] * m2
+        if P.alive[h] and along > 0.0 and P.face_distance[h] < t * along:
+            t = P.face_distance[h] / along
+    q0, q1, q2 = t * m0, t * m1, t * m2
+    g, inside = f, -math.inf
+    for h in range(P.count[1]):  # of the faces that plane holds (coplanar ones tie), the one holding q
+        along = P.face_normal[h, 0] * m0 + P.face_normal[h, 1] * m1 + P.face_normal[h, 2] * m2
+        if P.alive[h] and along > 0.0 and P.face_distance[h] <= (t + EPA_TOLERANCE) * along:
+            i, j, k = P.face_vertex[h, 0], P.face_vertex[h, 1], P.face_vertex[h, 2]
+            least = min(_area(P, h, j, k, q0, q1, q2), _area(P, h, k, i, q0, q1, q2), _area(P, h, i, j, q0, q1, q2))
+            if least > inside:
+                g, inside = h, least
+    wi, wj, wk = _weights(P, g, q0, q1, q2)
     V = P.vertex
     i, j, k = P.face_vertex[g, 0], P.face_vertex[g, 1], P.face_vertex[g, 2]
     for c in range(3):
         out_p1[c] = wi * V[i, 3 + c] + wj * V[j, 3 + c] + wk * V[k, 3 + c]
         out_p2[c] = wi * V[i, 6 + c] + wj * V[j, 6 + c] + wk * V[k, 6 + c]
     out_n[0], out_n[1], out_n[2] = m0, m1, m2
-    settle_witnesses(out_p1, out_p2, m0, m1, m2, -P.face_distance[f])  # weights clamped at an edge
+    settle_witnesses(out_p1, out_p2, m0, m1, m2, -P.face_distance[f])
     return -P.face_distance[f]
 
 
 @njit(cache=True)
-def _weights(P, f):
-    """Barycentric weights (may be negative) of the origin's projection onto face f's plane:
-    m . (V_j x V_k) / m.m and cyclic (see simplex._triangle)."""
-    V = P.vertex
+def _weights(P, f, q0, q1, q2):
+    """Barycentric weights of point q in face f, clamped to the face (the signed areas
+    m . ((V_j - q) x (V_k - q)) and cyclic over their sum); equal weights for a face without area."""
     i, j, k = P.face_vertex[f, 0], P.face_vertex[f, 1], P.face_vertex[f, 2]
-    m0, m1, m2 = P.face_normal[f, 0], P.face_normal[f, 1], P.face_normal[f, 2]
-    wi = _cross_dot(m0, m1, m2, V, j, k)
-    wj = _cross_dot(m0, m1, m2, V, k, i)
-    wk = _cross_dot(m0, m1, m2, V, i, j)
+    wi = max(0.0, _area(P, f, j, k, q0, q1, q2))
+    wj = max(0.0, _area(P, f, k, i, q0, q1, q2))
+    wk = max(0.0, _area(P, f, i, j, q0, q1, q2))
     total = wi + wj + wk
-    if not abs(total) > 0.0:
-        return -1.0, -1.0, -1.0
+    if not total > 0.0:
+        return 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0
     return wi / total, wj / total, wk / total
 
 
 @njit(cache=True)
-def _cross_dot(m0, m1, m2, V, j, k):
-    """m . (V[j] x V[k]) over the first three columns."""
-    return (m0 * (V[j, 1] * V[k, 2] - V[j, 2] * V[k, 1]) + m1 * (V[j, 2] * V[k, 0] - V[j, 0] * V[k, 2])
-            + m2 * (V[j, 0] * V[k, 1] - V[j, 1] * V[k, 0]))
+def _area(P, f, a, b, q0, q1, q2):
+    """m_f . ((V_a - q) x (V_b - q)): twice the signed area of q, V_a, V_b seen along f's normal."""
+    V = P.vertex
+    x0, x1, x2 = V[a, 0] - q0, V[a, 1] - q1, V[a, 2] - q2
+    y0, y1, y2 = V[b, 0] - q0, V[b, 1] - q1, V[b, 2] - q2
+    return (P.face_normal[f, 0] * (x1 * y2 - x2 * y1) + P.face_normal[f, 1] * (x2 * y0 - x0 * y2)
+            + P.face_normal[f, 2] * (x0 * y1 - x1 * y0))
 
 
 @njit(cache=True)
