@@ -92,23 +92,33 @@ def round_solid(r, s):
             world_point(s, (x0, x1, x2)), n, True)
 
 
-@njit(cache=True, error_model="numpy")
-def closed_form(s1, s2):
-    """The closed-form kernels (module docstring) for shape rows ``s1``, ``s2`` in either
-    order: ``(d, p1, p2, n, True)`` (witness on ``s1``, on ``s2``, normal ``s1 -> s2``), or
-    ``done`` False for the pairs that need the hulls or GJK/EPA (:func:`convex_pair`)."""
-    if s1.kind <= CAPSULE and s2.kind <= CAPSULE:
-        d, p1, p2, n = capsule_distance(s1.a, s1.b, s1.radius, s2.a, s2.b, s2.radius)
+@njit(cache=True, error_model="numpy", inline="always")
+def _point(A, k):
+    """Row ``k`` of an (N,3) array as a 3-tuple."""
+    return A[k, 0], A[k, 1], A[k, 2]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def closed_form(W, k1, k2):
+    """The closed-form kernels (module docstring) for shapes ``k1``, ``k2`` of ``W`` in either
+    order: ``(d, p1, p2, n, True)`` (witness on ``k1``, on ``k2``, normal ``k1 -> k2``), or
+    ``done`` False for the pairs that need the hulls or GJK/EPA (:func:`convex_pair`).
+    Inlined into its callers: it reads ``W`` and passes only values on (a call with the
+    ``ShapeRow`` values of two shapes costs about as much as the capsule kernel itself)."""
+    t1, t2 = W.kind[k1], W.kind[k2]
+    if t1 <= CAPSULE and t2 <= CAPSULE:
+        d, p1, p2, n = capsule_distance(_point(W.a, k1), _point(W.b, k1), W.radius[k1],
+                                        _point(W.a, k2), _point(W.b, k2), W.radius[k2])
         return d, p1, p2, n, True
-    swap = s2.kind <= CAPSULE
-    r, o = (s2, s1) if swap else (s1, s2)
-    if r.kind > CAPSULE or o.kind == CONVEX:
+    swap = t2 <= CAPSULE
+    kr, ko = (k2, k1) if swap else (k1, k2)
+    if W.kind[kr] > CAPSULE or W.kind[ko] == CONVEX:
         return math.nan, _NO_POINT, _NO_POINT, _NO_POINT, False
-    if o.kind == PLANE:
-        d, pr, po, n = round_plane(r, o)
+    if W.kind[ko] == PLANE:
+        d, pr, po, n = round_plane(shape_row(W, kr), shape_row(W, ko))
         done = True
     else:
-        d, pr, po, n, done = round_solid(r, o)
+        d, pr, po, n, done = round_solid(shape_row(W, kr), shape_row(W, ko))
     if swap:
         return d, po, pr, (-n[0], -n[1], -n[2]), done
     return d, pr, po, n, done
@@ -146,7 +156,7 @@ def pair_distance(W, H, k1, k2, out_p1, out_p2, out_n):
     """Signed distance (m) between shapes ``k1`` and ``k2`` of ``W`` (hulls in ``H``); writes
     the witness points and the unit normal from shape 1 to shape 2 ((3,) each, world). See the
     module docstring."""
-    d, p1, p2, n, done = closed_form(shape_row(W, k1), shape_row(W, k2))
+    d, p1, p2, n, done = closed_form(W, k1, k2)
     if not done:
         d, p1, p2, n = convex_pair(W, H, k1, k2)
     for i in range(3):

@@ -168,7 +168,7 @@ def evaluate_pairs(W, H, C, near, distance, point_1, point_2, normal, position, 
                 n = (v0 / ln, v1 / ln, v2 / ln) if ln > 0.0 else (0.0, 0.0, 1.0)
                 exact_p = False
             else:
-                d, x1, x2, n, done = closed_form(shape_row(W, k1), shape_row(W, k2))
+                d, x1, x2, n, done = closed_form(W, k1, k2)
                 if not done:
                     d, x1, x2, n = convex_pair(W, H, k1, k2)
                 known = min(known, d)
