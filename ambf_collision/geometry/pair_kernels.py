@@ -23,12 +23,12 @@ witnesses and negates the normal, so both orders agree exactly):
 * plane - plane has no finite distance: refused where pair lists are made; here it gives
   ``+inf`` and the normal +z.
 
-Numba detail that shapes the code: passing arrays (or tuples of arrays, such as ``W``) into a
-function that passes them on costs two atomic reference-count operations per array per call.
-So the closed-form kernels take :class:`~ambf_collision.geometry.world_shapes.ShapeRow` values
-and return values (:func:`closed_form`); only :func:`convex_pair` (GJK/EPA, support points of
-hulls) takes ``W`` and ``H``, and loops call it directly, never through a function that also
-runs per pair.
+Numba details that shape the code (measured): passing arrays (or tuples of arrays, such as
+``W``) into a function costs two atomic reference-count operations per array per call, and
+passing large tuples of values costs copies. So the kernels take and return small values
+(:class:`~ambf_collision.geometry.world_shapes.ShapeRow`, 3-tuples); :func:`closed_form`, the
+dispatcher, is inlined into its callers and reads ``W`` itself; only :func:`convex_pair`
+(GJK/EPA, support points of hulls) takes ``W`` and ``H``, called straight from the loops.
 """
 
 from __future__ import annotations
