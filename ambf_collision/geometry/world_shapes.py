@@ -16,9 +16,14 @@ Inside compiled code these arrays travel as the :class:`World` NamedTuple; entry
 (called from Python) take them one by one (:meth:`WorldShapes.arrays`) and build it with
 :func:`make_world`.
 
+:class:`ShapeRow` is one shape as plain values (:func:`shape_row`): what per-pair and per-point
+kernels take, since numba reference-counts every array passed to a function.
+
 :class:`LinkShapes` (constant, part of a Model) holds the same arrays with each shape in the
 frame of its body (``frame_index``); :func:`to_world` moves them all by the bodies' world
-poses into a :class:`WorldShapes` that the caller owns (one per Data).
+poses into a :class:`WorldShapes` that the caller owns (one per Data). In a compiled caller:
+``to_world(Link(World(*link_shapes.local.arrays()), link_shapes.frame_index), body_R, body_t,
+World(*data_world.arrays()))``.
 """
 
 from __future__ import annotations
