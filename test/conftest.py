@@ -18,7 +18,19 @@ sys.path.insert(0, str(TEST_DIR))
 
 REPO = TEST_DIR.parent
 """The repository (source tree) root."""
-EXAMPLES = REPO.parent / "shared" / "adf-examples"
+
+
+def _shared_examples() -> Path:
+    """``shared/adf-examples`` beside the checkout (``../shared``), or beside a folder above it
+    (a git worktree in a sub-folder); the first that exists, else the plain ``../shared`` path."""
+    for base in REPO.parents:
+        candidate = base / "shared" / "adf-examples"
+        if candidate.is_dir():
+            return candidate
+    return REPO.parent / "shared" / "adf-examples"
+
+
+EXAMPLES = _shared_examples()
 """The eight real AMBF example files (``../shared/adf-examples``)."""
 SHARED_EXAMPLES = EXAMPLES
 DEMO_DIR = REPO / "examples" / "demo"

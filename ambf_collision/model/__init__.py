@@ -3,7 +3,7 @@
 ``from ambf_collision.model import Model`` is the public entry point of the library.
 """
 
-from ambf_collision.model.adf import AdfError
+from ambf_collision.model.adf import AdfError, AdfWarning
 from ambf_collision.model.model import Data, EvaluationResult, Model, ModelContact, ShapeInfo
 
-__all__ = ["AdfError", "Data", "EvaluationResult", "Model", "ModelContact", "ShapeInfo"]
+__all__ = ["AdfError", "AdfWarning", "Data", "EvaluationResult", "Model", "ModelContact", "ShapeInfo"]

@@ -1,15 +1,18 @@
 """Compiled collision model of AMBF ADF files (``Model``) and its per-cycle buffers (``Data``).
 
-Like Pinocchio's Model/Data: ``Model`` holds what never changes (shapes in body frames, the
-kinematic tree, the checked shape pairs as arrays, names); ``Data`` holds joint positions,
-per-file root poses, body poses and results, all preallocated and reused.
+Like Pinocchio's Model/Data: ``Model`` holds what never changes after compilation (shapes in
+body frames, the kinematics, the checked shape pairs as arrays, names); ``Data`` holds every
+buffer an evaluation writes (joint positions, per-file root poses, body poses, joint frames,
+loop residuals, the shapes in world, pair results), so two ``Data`` of one ``Model`` never
+interfere.
 
 Frames and units: metres, radians; poses ``(R, t)`` with ``x_world = R x_body + t``; contact
 points, normals and positions in world. ``distance`` is signed (< 0: penetration).
 
 Usage::
 
-    model = Model.from_files(paths, overrides=Overrides.from_strings(ignore=["a:b"]))
+    model = Model.from_files(paths, overrides=Overrides.from_strings(ignore=["a:b"]),
+                             couplings="config/couplings/blender-psm.yaml")
     data = model.create_data()
     unknown = model.set_joint_positions(data, names, positions)
     result = model.evaluate(data, report_distance=0.05)
@@ -19,16 +22,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Optional
 
 import numpy as np
 
-from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
-from ambf_collision.geometry.pairs import LinkShapes, PairDistance
-from ambf_collision.model.filtering import Overrides, filter_pairs
-from ambf_collision.model.kinematics import KinematicTree
+from ambf_collision.geometry.pairs import LinkShapes, PairDistance, WorldShapes
 from ambf_collision.geometry.shapes import KIND_NAMES
+from ambf_collision.geometry.tolerances import LOOP_OPEN_ANGLE, LOOP_OPEN_POSITION
 from ambf_collision.geometry.transforms import matrix_to_quat
+from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
+from ambf_collision.model.filtering import Overrides, filter_pairs
+from ambf_collision.model.kinematics import Kinematics
 
 __all__ = ["Model", "Data", "EvaluationResult", "ModelContact", "ShapeInfo"]
 
@@ -74,24 +79,33 @@ class ModelContact:
 
 
 class Data:
-    """Per-cycle buffers of one :class:`Model` (reused by every ``evaluate``).
+    """Every buffer one evaluation of a :class:`Model` writes (reused by every ``evaluate``).
 
-    ``q (J,)`` joint positions (rad / m); ``file_R (F,3,3)``, ``file_t (F,3)`` per-file root
-    poses; ``body_R (B,3,3)``, ``body_t (B,3)`` body poses in world; ``distance (P,)``,
-    ``point_1``, ``point_2``, ``normal``, ``position`` (P,3) of the checked shape pairs
-    (``point_1`` and ``point_2`` are the halves of ``points (2P,3)``, as in ``PairResult``);
-    ``exact (P,)`` bool: False where ``evaluate(near_only=True)`` kept only a lower bound
-    (see ``batch.PairDistance.compute``). ``vectors (4P,3)``: point_1, point_2, position and
-    normal are its four quarters (one ``take`` gathers the four rows of any pairs).
+    Kinematics (``kinematics``: the :class:`KinematicsBuffers` the kernel reads and writes; its
+    arrays are also attributes): ``q (J,)`` joint positions (rad / m; coupled joints are
+    overwritten by their coupling at each evaluation); ``file_R (F,3,3)``, ``file_t (F,3)``
+    per-file root poses; ``body_R (B,3,3)``, ``body_t (B,3)`` body poses in world; ``joint_R
+    (J,3,3)``, ``joint_t (J,3)`` joint transforms (child in parent); ``joint_axis``,
+    ``joint_origin (J,3)`` every joint's unit axis and pivot in world; ``closure_residuals
+    (K,2)`` position (m) and angle (rad) mismatch per closure joint.
+
+    Shapes and pairs: ``world`` (all shapes in world, this Data's own :class:`WorldShapes`);
+    ``distance (P,)``, ``point_1``, ``point_2``, ``normal``, ``position`` (P,3) of the checked
+    shape pairs (``point_1`` and ``point_2`` are the halves of ``points (2P,3)``); ``exact
+    (P,)`` bool: False where ``evaluate(near_only=True)`` kept only a lower bound. ``vectors
+    (4P,3)``: point_1, point_2, position and normal are its four quarters (one ``take`` gathers
+    the four rows of any pairs).
     """
 
     def __init__(self, model: "Model"):
-        J, B, P, F = len(model.joint_names), len(model.body_names), len(model.pairs), model.tree.n_files
-        self.q = np.zeros(J)
-        self.file_R = np.array([p[0] for p in model.world.file_poses], float).reshape(F, 3, 3)
-        self.file_t = np.array([p[1] for p in model.world.file_poses], float).reshape(F, 3)
-        self.body_R = np.tile(np.eye(3), (B, 1, 1))
-        self.body_t = np.zeros((B, 3))
+        P = len(model.pairs)
+        poses = model.world.file_poses
+        self.kinematics = k = model.kinematics.new_buffers([p[0] for p in poses], [p[1] for p in poses])
+        self.q, self.file_R, self.file_t = k.q, k.file_R, k.file_t
+        self.body_R, self.body_t, self.joint_R, self.joint_t = k.body_R, k.body_t, k.joint_R, k.joint_t
+        self.joint_axis, self.joint_origin = k.joint_axis, k.joint_origin
+        self.closure_residuals = k.closure_residuals
+        self.world = _new_world(model.link_shapes)
         self.distance = np.full(P, np.inf)
         self.exact = np.ones(P, dtype=bool)
         self.vectors = np.zeros((4 * P, 3))  # point_1, point_2, position, normal: its quarters
@@ -100,7 +114,18 @@ class Data:
         self.point_2 = self.vectors[P:2 * P]
         self.position = self.vectors[2 * P:3 * P]
         self.normal = self.vectors[3 * P:]
-        self.world = None  # WorldShapes of the last evaluate (the model's reused buffer)
+        self.name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
+
+
+def _new_world(link_shapes) -> WorldShapes:
+    """A :class:`WorldShapes` of its own for one Data, with the constant fields set."""
+    local = link_shapes.local
+    w = WorldShapes(len(local))
+    w.kind[:] = local.kind
+    w.radius[:] = local.radius
+    w.half[:] = local.half
+    w.hull = list(local.hull)
+    return w
 
 
 class EvaluationResult:
@@ -111,7 +136,8 @@ class EvaluationResult:
     ``pairs_checked``, ``distances (P,)``, ``contact_index`` (pair indices with distance below
     the report distance, closest first), ``contacts`` (list of :class:`ModelContact`, same
     order), ``body_R (B,3,3)``, ``body_t (B,3)``, ``world`` (all shapes in world, the
-    model's reused ``WorldShapes`` buffer).
+    Data's ``WorldShapes``), ``closure_residuals (K,2)`` position (m) and angle (rad) mismatch
+    of each closure joint (``model.closure_joint_names``).
     """
 
     def __init__(self, model: "Model", data: Data, contact_index: np.ndarray,
@@ -120,6 +146,7 @@ class EvaluationResult:
         self.pairs_checked = len(model.pairs)
         self.distances = data.distance
         self.body_R, self.body_t = data.body_R, data.body_t
+        self.closure_residuals = data.closure_residuals
         self.world = data.world
         self.contact_index = contact_index
         if not self.pairs_checked:
@@ -154,6 +181,13 @@ class EvaluationResult:
             self._contacts = out
         return self._contacts
 
+    def open_loops(self) -> list:
+        """``[(closure joint name, position m, angle rad)]`` of the loops the joint state does not
+        close: residual above ``LOOP_OPEN_POSITION`` or ``LOOP_OPEN_ANGLE`` (tolerances.py)."""
+        names = self._model.closure_joint_names
+        return [(names[n], float(p), float(a)) for n, (p, a) in enumerate(self.closure_residuals.tolist())
+                if p > LOOP_OPEN_POSITION or a > LOOP_OPEN_ANGLE]
+
     def contacts_finite(self) -> bool:
         """True when every reported contact (distance, points, position, normal) is finite:
         one vectorised check over the reported rows."""
@@ -173,8 +207,9 @@ class EvaluationResult:
 class Model:
     """Collision model compiled once from an :class:`AdfWorld`.
 
-    Attributes: ``world``; ``tree`` (:class:`KinematicTree`); ``body_names`` (qualified),
-    ``body_plain_names``, ``joint_names`` (qualified), ``joint_plain_names``; ``shapes``
+    Attributes: ``world``; ``kinematics`` (:class:`Kinematics`: spanning tree, couplings,
+    closure joints); ``body_names`` (qualified), ``body_plain_names``, ``joint_names``
+    (qualified), ``joint_plain_names``, ``closure_joint_names``; ``shapes``
     (geometry-core shapes in body frames), ``shape_body (S,)``, ``shape_info`` (list of
     :class:`ShapeInfo`); ``pairs (P,2)`` checked shape pairs, ``pair_bodies (P,2)`` their
     bodies; ``body_pairs (Q,2)`` checked body pairs, ``ignored`` ``[(i, j, reason)]``;
@@ -182,13 +217,14 @@ class Model:
     objects, possibly empty, never None).
     """
 
-    def __init__(self, world: AdfWorld, overrides: Optional[Overrides] = None):
+    def __init__(self, world: AdfWorld, overrides: Optional[Overrides] = None, couplings=None):
         self.world = world
-        self.tree = KinematicTree(world)
+        self.kinematics = Kinematics(world, couplings)
         self.body_names = [b.name for b in world.bodies]
         self.body_plain_names = [b.plain_name for b in world.bodies]
-        self.joint_names = list(self.tree.joint_names)
-        self.joint_plain_names = list(self.tree.joint_plain_names)
+        self.joint_names = list(self.kinematics.joint_names)
+        self.joint_plain_names = list(self.kinematics.joint_plain_names)
+        self.closure_joint_names = list(self.kinematics.closure_joint_names)
         shapes, shape_body, info = [], [], []
         first = np.zeros(len(world.bodies) + 1, dtype=np.intp)
         for bi, b in enumerate(world.bodies):
@@ -222,7 +258,6 @@ class Model:
         self.pair_vector_rows = np.arange(P, dtype=np.intp)[:, None] + P * np.arange(4)
         self.link_shapes = LinkShapes(shapes, self.shape_body)  # may be empty
         self.pair_distance = PairDistance(self.link_shapes, self.pairs)
-        self._name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
         self._groups = {}
         for b in world.bodies:
             self._groups[b.name] = b.groups
@@ -231,13 +266,27 @@ class Model:
     # -- construction ---------------------------------------------------------------------------
 
     @classmethod
-    def from_files(cls, paths, overrides: Optional[Overrides] = None, root_poses=None) -> "Model":
-        """Load ADF files (see :func:`load_adf_files`) and compile. Raises ``AdfError``."""
-        return cls.from_world(load_adf_files(paths, root_poses=root_poses), overrides)
+    def from_files(cls, paths, overrides: Optional[Overrides] = None, root_poses=None,
+                   couplings=None, namespaces=None) -> "Model":
+        """Load ADF files (see :func:`load_adf_files`: ``namespaces`` renames each file's bodies
+        and joints) and compile. ``couplings``: a couplings YAML path or a sequence of rules
+        (:mod:`couplings`). Raises ``AdfError`` (also :class:`CouplingError`, one of them)."""
+        world = load_adf_files(paths, root_poses=root_poses, namespaces=namespaces)
+        return cls.from_world(world, overrides, couplings)
 
     @classmethod
-    def from_world(cls, world: AdfWorld, overrides: Optional[Overrides] = None) -> "Model":
-        return cls(world, overrides)
+    def from_world(cls, world: AdfWorld, overrides: Optional[Overrides] = None,
+                   couplings=None) -> "Model":
+        return cls(world, overrides, couplings)
+
+    @property
+    def tree(self):
+        """Transitional, until ``probes/probe_set.py``, ``cli/model.py`` and
+        ``monitor/monitor.py`` read ``model.kinematics``: the attributes they read from the
+        former ``KinematicTree`` (``n_bodies``, ``parent_joint``, ``movable``, ``ambiguous``)."""
+        k = self.kinematics
+        return SimpleNamespace(n_bodies=k.n_bodies, parent_joint=k.tree_parent_joint,
+                               movable=k.movable, ambiguous=k.ambiguous)
 
     def create_data(self) -> Data:
         return Data(self)
@@ -258,7 +307,8 @@ class Model:
 
     def set_joint_positions(self, data: Data, names, positions) -> list:
         """Set joint positions (rad / m) by joint name (plain when unique, else qualified).
-        Returns the names not known (not raised). Joints not named keep their last value.
+        Returns the names not known (not raised). Joints not named keep their last value; a
+        coupled joint's position is overwritten by its coupling at the next ``evaluate``.
         Raises ValueError for non-finite positions or a length mismatch."""
         positions = np.asarray(positions, dtype=float)
         if positions.ndim != 1:
@@ -269,18 +319,19 @@ class Model:
         if not all(map(math.isfinite, positions.tolist())):  # a few joints: faster than NumPy
             i = int(np.argmin(np.isfinite(positions)))
             raise ValueError(f"joint {names[i]!r}: position must be finite, got {positions[i]}")
+        cache = data.name_cache
         try:
-            entry = self._name_cache.get(names)
+            entry = cache.get(names)
         except TypeError:  # unhashable names: no cache
             entry = None
         if entry is None:
-            idx, keep, unknown = self.tree.joint_indices(names)
+            idx, keep, unknown = self.kinematics.joint_indices(names)
             full = len(unknown) == 0 and np.array_equal(idx, np.arange(len(self.joint_names)))
             entry = (idx, keep, unknown, full)
             try:
-                if len(self._name_cache) >= 64:
-                    self._name_cache.clear()
-                self._name_cache[names] = entry
+                if len(cache) >= 64:
+                    cache.clear()
+                cache[names] = entry
             except TypeError:
                 pass
         idx, keep, unknown, full = entry
@@ -318,9 +369,9 @@ class Model:
         and ``closest`` are the same as with ``near_only=False``."""
         if root_poses is not None:
             self.set_root_poses(data, root_poses)
-        self.tree.forward(data.q, data.file_R, data.file_t, data.body_R, data.body_t)
-        world = self.link_shapes.to_world(data.body_R, data.body_t)
-        data.world = world
+        self.kinematics.forward(data.kinematics)
+        world = data.world
+        world.flat[...] = self.link_shapes.to_world(data.body_R, data.body_t).flat
         if len(self.pairs):
             r = self.pair_distance.compute(world, report_distance if near_only else None)
             # copies into Data's own buffers (same dtypes; item assignment: less call overhead

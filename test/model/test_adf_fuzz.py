@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import EXAMPLES
-from ambf_collision.model.adf import AdfError
+from ambf_collision.model.adf import AdfError, AdfWarning, load_adf_files
+from ambf_collision.model.adf_yaml import AdfYamlLoader
 from ambf_collision.model import Model
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"AMBF examples absent: {EXAMPLES}")
 NAMES = ["ScrewDriverEnv_env.yaml", "blender-kuka-tip-sphere.yaml", "blender-toy-car.yaml",
@@ -59,10 +60,15 @@ def _load_and_eval(path):
     assert np.all(np.isfinite(r.body_t)) and not math.isnan(r.min_distance)
 
 
+_OWN_DIR = Path(__file__).resolve().parent / "adf_models"
+_OWN = {p.name: yaml.load(p.read_text(), Loader=AdfYamlLoader) for p in sorted(_OWN_DIR.glob("*.yaml"))}
+
+
 @st.composite
-def mutated_doc(draw):
-    name = draw(st.sampled_from(NAMES))
-    doc = copy.deepcopy(_DOCS[name])
+def mutated_doc(draw, docs=None):
+    docs = docs or _DOCS
+    name = draw(st.sampled_from(sorted(docs)))
+    doc = copy.deepcopy(docs[name])
     for _ in range(draw(st.integers(1, 3))):
         slots = []
         _slots(doc, slots)
@@ -72,7 +78,7 @@ def mutated_doc(draw):
         if draw(st.booleans()):
             del cont[key]
         else:
-            cont[key] = draw(JUNK)
+            cont[key] = copy.deepcopy(draw(JUNK))  # JUNK values are shared objects
     return name, doc
 
 
@@ -88,6 +94,33 @@ def test_structural_mutations(case):
             return
         p.write_text(text)
         _load_and_eval(p)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(mutated_doc(_OWN))
+def test_own_models_mutated_load_or_refuse(case):
+    """This project's own models (loops, string booleans, dangling joints...), mutated: the
+    loader returns a world of finite poses, warning only with AdfWarning, or raises AdfError."""
+    name, doc = case
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / name
+        try:
+            p.write_text(yaml.safe_dump(doc, sort_keys=False))
+        except (yaml.YAMLError, OverflowError):
+            return
+        (Path(tmp) / "meshes").symlink_to(_OWN_DIR / "meshes")
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            try:
+                w = load_adf_files([p])
+            except AdfError as e:
+                assert e.file == str(p) and "\n" not in str(e)
+                return
+        assert all(isinstance(r.message, AdfWarning) for r in rec)
+        for b in w.bodies:
+            assert np.all(np.isfinite(b.R)) and np.all(np.isfinite(b.t))
+        for j in w.joints:
+            assert j.parent != j.child and 0 <= j.parent < len(w.bodies) and 0 <= j.child < len(w.bodies)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))

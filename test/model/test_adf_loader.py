@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
 from conftest import EXAMPLES
+
 from ambf_collision.geometry import shapes as S
-from ambf_collision.model.adf import AdfError, load_adf_files
 from ambf_collision.geometry.transforms import quat_to_matrix, rpy_to_matrix
+from ambf_collision.model.adf import MAX_FILE_BYTES, AdfError, AdfWarning, load_adf_files
+
 needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"AMBF examples absent: {EXAMPLES}")
 
 FILES = {
@@ -184,7 +185,9 @@ JOINT j 1: {parent: BODY my arm, child: BODY b2, type: hinge,
 """
     w = load_adf_files(write(tmp_path, text))
     assert [b.name for b in w.bodies] == ["/robot/myarm", "/robot/b2"]
-    assert w.joints[0].qualified_name == "/robot/j 1" and w.joints[0].type == "revolute"
+    # AMBF removes spaces from joint names too (adf_loader_1_0.cpp); the spelling is kept
+    assert w.joints[0].qualified_name == "/robot/j1" and w.joints[0].type == "revolute"
+    assert (w.joints[0].name, w.joints[0].original_name) == ("j1", "j 1")
     np.testing.assert_allclose(w.bodies[0].shapes[0].size, [0.1, 0.2, 0.3])
     s = w.bodies[1].shapes
     assert len(s) == 2 and all(isinstance(x, S.Box) for x in s)
@@ -248,6 +251,33 @@ def test_mesh_collision_ascii_stl_and_obj(tmp_path):
                                [[0, 0, 0], [0, 0, 2], [0, 2, 0], [2, 0, 0]])
 
 
+def test_single_plane_sits_at_the_inertial_offset(tmp_path):
+    """AMBF hands a single PLANE to Bullet without the collision offset, in the body's inertial
+    frame: normal z, offset 0.5 there, inertial offset z = 1 -> solid where z < 1.5 in the body."""
+    plane = {"collision shape": "PLANE", "collision geometry": {"normal": {"x": 0, "y": 0, "z": 2}, "offset": 0.5},
+             "collision offset": {"position": {"x": 0, "y": 0, "z": 7}}}
+    doc = adf({"A": dict(plane, **{"inertial offset": {"position": {"x": 0, "y": 0, "z": 1}}}), "B": plane})
+    a, b = (body.shapes[0] for body in load(write(tmp_path, doc)).bodies)
+    np.testing.assert_array_equal([a.normal, b.normal], [[0, 0, 1], [0, 0, 1]])
+    assert (a.offset, b.offset) == (1.5, 0.5)
+
+
+def test_mesh_folder_is_file_path_then_body_path(tmp_path):
+    """AMBF: <ADF folder>/<file low resolution path>/<body low (else high) resolution path>/mesh;
+    an absolute part replaces what precedes it."""
+    for folder, x in (("meshes/sub", 1), ("elsewhere", 2), ("meshes/hi", 3)):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "m.obj").write_text(f"v 0 0 0\nv {x} 0 0\n")
+    bodies = {"A": {"mesh": "m.obj", "low resolution path": "sub/"},
+              "B": {"mesh": "m.obj", "low resolution path": str(tmp_path / "elsewhere")},
+              "C": {"mesh": "m.obj", "high resolution path": "hi"}}
+    doc = adf(bodies, **{"low resolution path": "./meshes/", "high resolution path": "./ignored/"})
+    for n in bodies:
+        del doc[f"BODY {n}"]["collision shape"], doc[f"BODY {n}"]["collision geometry"]
+    w = load(write(tmp_path, doc))
+    assert [b.shapes[0].vertices[:, 0].max() for b in w.bodies] == [1, 2, 3]
+
+
 def test_missing_mesh_one_warning(tmp_path):
     doc = adf({"A": {"mesh": "nothere.STL"}, "B": {}})
     del doc["BODY A"]["collision shape"], doc["BODY A"]["collision geometry"]
@@ -272,9 +302,7 @@ def _mut(fn):
 
 BAD = {
     "missing_position_x": (_mut(lambda d: d["BODY A"]["location"]["position"].pop("x")), "BODY A", "location.position.x"),
-    "missing_location": (_mut(lambda d: d["BODY B"].pop("location")), "BODY B", "location"),
     "unknown_shape": (_mut(lambda d: d["BODY A"].update({"collision shape": "TORUS"})), "BODY A", "'collision shape'"),
-    "unknown_joint_type": (_mut(lambda d: d["JOINT j"].update({"type": "ball"})), "JOINT j", "type"),
     "nan_radius": (_mut(lambda d: d["BODY A"]["collision geometry"].update({"radius": float("nan")})), "BODY A", "'collision geometry'.radius"),
     "inf_position": (_mut(lambda d: d["BODY A"]["location"]["position"].update({"y": float("inf")})), "BODY A", "location.position.y"),
     "negative_radius": (_mut(lambda d: d["BODY A"]["collision geometry"].update({"radius": -0.1})), "BODY A", "'collision geometry'.radius"),
@@ -282,15 +310,15 @@ BAD = {
     "short_capsule": (_mut(lambda d: d["BODY A"].update({"collision shape": "CAPSULE", "collision geometry": {"radius": 0.2, "height": 0.3}})), "BODY A", "'collision geometry'.height"),
     "string_number": (_mut(lambda d: d["BODY B"].update({"mass": "heavy"})), "BODY B", "mass"),
     "zero_axis": (_mut(lambda d: d["JOINT j"].update({"parent axis": {"x": 0, "y": 0, "z": 0}})), "JOINT j", "'parent axis'"),
-    "unknown_body": (_mut(lambda d: d["JOINT j"].update({"child": "BODY Nope"})), "JOINT j", "child"),
-    "missing_parent": (_mut(lambda d: d["JOINT j"].pop("parent")), "JOINT j", "parent"),
-    "self_joint": (_mut(lambda d: d["JOINT j"].update({"child": "BODY A"})), "JOINT j", "child"),
-    "bad_group": (_mut(lambda d: d["BODY A"].update({"collision groups": [0, 1000]})), "BODY A", "'collision groups'[1]"),
     "bad_bool": (_mut(lambda d: d["JOINT j"].update({"ignore inter-collision": "maybe"})), "JOINT j", "'ignore inter-collision'"),
     "listed_not_defined": (_mut(lambda d: d["bodies"].append("BODY C")), "BODY C", ""),
     "duplicate_body_name": (_mut(lambda d: d["BODY B"].update({"name": "A"})), "BODY B", "name"),
-    "bad_limits": (_mut(lambda d: d["JOINT j"].update({"joint limits": {"low": 1, "high": 0}})), "JOINT j", "'joint limits'"),
-    "bad_axis_letter": (_mut(lambda d: d["BODY A"].update({"collision shape": "CONE", "collision geometry": {"radius": 0.1, "height": 0.2, "axis": "w"}})), "BODY A", "'collision geometry'.axis"),
+    "duplicate_after_stripping": (_mut(lambda d: d["BODY B"].update({"name": " A "})), "BODY B", "name"),
+    "missing_joint_type": (_mut(lambda d: d["JOINT j"].pop("type")), "JOINT j", "type"),
+    "missing_radius": (_mut(lambda d: d["BODY A"]["collision geometry"].pop("radius")), "BODY A", "'collision geometry'.radius"),
+    "fractional_group": (_mut(lambda d: d["BODY A"].update({"collision groups": [0, 1.5]})), "BODY A", "'collision groups'[1]"),
+    "zero_scale": (_mut(lambda d: d["BODY A"].update({"scale": 0})), "BODY A", "scale"),
+    "compound_not_list": (_mut(lambda d: d["BODY A"].update({"compound collision shape": {"shape": "BOX"}}) or d["BODY A"].pop("collision shape")), "BODY A", "'compound collision shape'"),
 }
 
 
@@ -306,6 +334,52 @@ def test_bad_input_names_file_entry_key(tmp_path, case):
     assert str(p) in msg and entry in msg and key in msg and "\n" not in msg
 
 
+# AMBF loads these (adf_loader_1_0.cpp, afFramework.cpp): one AdfWarning naming file, entry and
+# key, and the effect AMBF gives them.
+WARN = {
+    "missing_location": (_mut(lambda d: d["BODY B"].pop("location")), "BODY B", None,
+                         lambda w: np.array_equal(w.bodies[1].t, [0, 0, 0]) and len(w.joints) == 1),
+    "unknown_joint_type": (_mut(lambda d: d["JOINT j"].update({"type": "ball"})), "JOINT j", "type",
+                           lambda w: w.joints == []),
+    "unknown_body": (_mut(lambda d: d["JOINT j"].update({"child": "BODY Nope"})), "JOINT j", "child",
+                     lambda w: w.joints == [] and len(w.bodies) == 2),
+    "missing_parent": (_mut(lambda d: d["JOINT j"].pop("parent")), "JOINT j", "parent", lambda w: w.joints == []),
+    "self_joint": (_mut(lambda d: d["JOINT j"].update({"child": "BODY A"})), "JOINT j", "child", lambda w: w.joints == []),
+    "group_out_of_range": (_mut(lambda d: d["BODY A"].update({"collision groups": [0, 1000]})), "BODY A",
+                           "'collision groups'[1]", lambda w: w.bodies[0].groups == (0,)),
+    "inverted_limits": (_mut(lambda d: d["JOINT j"].update({"joint limits": {"low": 1, "high": 0}})), "JOINT j",
+                        "'joint limits'", lambda w: w.joints[0].limits is None),
+    "axis_letter": (_mut(lambda d: d["BODY A"].update({"collision shape": "CONE", "collision geometry": {"radius": 0.1, "height": 0.2, "axis": "w"}})),
+                    "BODY A", "'collision geometry'.axis",
+                    lambda w: np.allclose(w.bodies[0].shapes[0].rotation, np.eye(3))),
+    "string_boolean": (_mut(lambda d: d["JOINT j"].update({"ignore inter-collision": "False"})), "JOINT j",
+                       "'ignore inter-collision'", lambda w: w.joints[0].ignore_inter_collision is False),
+    "quoted_number": (_mut(lambda d: d["BODY B"].update({"mass": "2.5"})), "BODY B", "mass",
+                      lambda w: w.bodies[1].mass == 2.5),
+    "no_collision": (_mut(lambda d: [d["BODY A"].pop(k) for k in ("collision shape", "collision geometry")]),
+                     "BODY A", "'collision shape'", lambda w: w.bodies[0].shapes == []),
+    "sensors_listed": (_mut(lambda d: d.update({"sensors": ["SENSOR s"], "SENSOR s": {"type": "Proximity"}})),
+                       "SENSOR s", "sensors", lambda w: w.sensors[0]["identifier"] == "SENSOR s"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WARN))
+def test_accepted_as_ambf_with_one_warning(tmp_path, case):
+    doc, entry, key, effect = WARN[case]
+    p = write(tmp_path, doc)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        w = load_adf_files(p)
+    assert effect(w)
+    if key is None:  # AMBF's rule, nothing to warn about
+        assert rec == []
+        return
+    assert len(rec) == 1, [str(r.message) for r in rec]
+    wn = rec[0].message
+    assert isinstance(wn, AdfWarning) and (wn.file, wn.entry, wn.key) == (str(p), entry, key)
+    assert str(wn).startswith(f"{p}: {entry}: {key}: ") and "\n" not in str(wn)
+
+
 def test_error_message_format(tmp_path):
     doc = adf({"Wrist": {"collision geometry": {"radius": "abc"}}})
     p = write(tmp_path, doc, "gripper.yaml")
@@ -314,14 +388,15 @@ def test_error_message_format(tmp_path):
     assert str(ei.value) == f"{p}: BODY Wrist: 'collision geometry'.radius: must be a finite number >= 0, got 'abc'"
 
 
-def test_two_parents_cycle_duplicate_joint(tmp_path):
+def test_loops_load_duplicate_joint_refused(tmp_path):
+    """A body with two parent joints and a cycle of joints are valid ADF (AMBF's joints are
+    constraints): both load with every joint kept. A repeated joint name is still refused."""
     two = adf({"A": {}, "B": {}, "C": {}}, joints={"j1": {}, "j2": {"parent": "BODY C"}})
-    with pytest.raises(AdfError, match="two parents") as ei:
-        load_adf_files(write(tmp_path, two))
-    assert ei.value.entry == "JOINT j2" and ei.value.key == "child"
+    w = load_adf_files(write(tmp_path, two))
+    assert [(j.parent, j.child) for j in w.joints] == [(0, 1), (2, 1)]
     cyc = adf({"A": {}, "B": {}}, joints={"j1": {}, "j2": {"parent": "BODY B", "child": "BODY A"}})
-    with pytest.raises(AdfError, match="cycle"):
-        load_adf_files(write(tmp_path, cyc))
+    w = load_adf_files(write(tmp_path, cyc))
+    assert [(j.parent, j.child) for j in w.joints] == [(0, 1), (1, 0)]
     dup = adf({"A": {}, "B": {}, "C": {}}, joints={"j1": {}, "j2": {"name": "j1", "child": "BODY C"}})
     with pytest.raises(AdfError, match="duplicate joint name") as ei:
         load_adf_files(write(tmp_path, dup))
@@ -353,7 +428,7 @@ def test_joint_across_files_by_qualified_name(tmp_path):
     [
         ("bodies: [BODY A\nBODY A: {", "malformed YAML"),
         ("- just\n- a list\n", "top level must be a mapping"),
-        ("joints: []\n", "bodies: missing"),
+        ("name: robot\nmass: 1\n", "bodies: missing: not an ADF file"),
         ("bodies: [BODY A]\nBODY A: &x\n  name: A\n  loop: [*x]\n", "alias"),
     ],
 )
@@ -379,7 +454,7 @@ def test_file_limits_and_missing_file(tmp_path):
     with pytest.raises(AdfError, match="cannot read file"):
         load_adf_files(tmp_path / "nope.yaml")
     big = tmp_path / "big.yaml"
-    big.write_text("# " + "x" * (9 * 1024 * 1024))
+    big.write_text("# " + "x" * MAX_FILE_BYTES)
     with pytest.raises(AdfError, match="limit"):
         load_adf_files(big)
     binary = tmp_path / "bin.yaml"

@@ -157,3 +157,16 @@ def test_parse_pair():
     for bad in ["A", "A:B:C", ":B", "A:"]:
         with pytest.raises(ValueError, match="pair"):
             parse_pair(bad)
+
+
+def test_loop_closing_joints_still_filter_their_bodies():
+    """The four-bar of kin_models: the loop-closing joint coupler-rocker (not in the spanning
+    tree) still makes AMBF ignore the coupler-rocker pair, like the tree joints do their pairs;
+    the crank-rocker pair, joined by no joint, is checked (hand-listed from the file)."""
+    w = load(Path(__file__).resolve().parent / "kin_models" / "four_bar.yaml")
+    checked, ignored = names(w, filter_pairs(w))
+    assert ignored == {frozenset(("ground", "crank")): "joined by joint /fourbar/ground-crank",
+                       frozenset(("crank", "coupler")): "joined by joint /fourbar/crank-coupler",
+                       frozenset(("ground", "rocker")): "joined by joint /fourbar/ground-rocker",
+                       frozenset(("coupler", "rocker")): "joined by joint /fourbar/coupler-rocker"}
+    assert checked == {frozenset(("ground", "coupler")), frozenset(("crank", "rocker"))}

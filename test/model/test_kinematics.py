@@ -1,20 +1,21 @@
-"""Kinematics: every example body lands on its own ADF location at q = 0; hand-derived revolute
-and prismatic motions; held joints; per-file root poses; joint names."""
+"""Kinematics on trees: every example body lands on its own ADF location at q = 0; hand-derived
+revolute and prismatic motions; held joints; per-file root poses; joint names; world joint frames;
+a per-body reference walk. (Loops and couplings: test_kinematics_loops.py, test_couplings.py.)"""
 
 from __future__ import annotations
 
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-
 from conftest import DEMO_ARM, EXAMPLES
-from ambf_collision.model.adf import load_adf_files
-from ambf_collision.model.kinematics import KinematicTree
+
 from ambf_collision.geometry.transforms import axis_angle_to_matrix, rpy_to_matrix
+from ambf_collision.model.adf import load_adf_files
+from ambf_collision.model.kinematics import Kinematics
+
 needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"AMBF examples absent: {EXAMPLES}")
 NAMES = [
     "ScrewDriverEnv_env.yaml", "blender-kuka-tip-sphere.yaml", "blender-toy-car.yaml",
@@ -29,16 +30,23 @@ def load(paths, **kw):
         return load_adf_files(paths, **kw)
 
 
-def poses(tree, q=None, file_poses=None):
-    F = tree.n_files
+def run(kin, q=None, file_poses=None):
+    """Fresh buffers, one forward pass: the buffers."""
+    F = kin.n_files
     fR = np.broadcast_to(np.eye(3), (F, 3, 3)).copy()
     ft = np.zeros((F, 3))
     for f, (R, t) in (file_poses or {}).items():
         fR[f], ft[f] = R, t
-    R = np.empty((tree.n_bodies, 3, 3))
-    t = np.empty((tree.n_bodies, 3))
-    q = np.zeros(tree.n_joints) if q is None else q
-    return tree.forward(q, fR, ft, R, t)
+    buf = kin.new_buffers(fR, ft)
+    if q is not None:
+        buf.q[:] = q
+    kin.forward(buf)
+    return buf
+
+
+def poses(kin, q=None, file_poses=None):
+    buf = run(kin, q, file_poses)
+    return buf.body_R, buf.body_t
 
 
 def angle_between(R1, R2):
@@ -58,7 +66,7 @@ def test_zero_position_lands_on_location(name):
     """Posed from the roots through the joints, each body sits on the `location` written in the
     file (read here with plain yaml) within 1 mm and 1 degree."""
     w = load([EXAMPLES / name])
-    tree = KinematicTree(w)
+    tree = Kinematics(w)
     R, t = poses(tree)
     doc = yaml.safe_load((EXAMPLES / name).read_text())
     for k, b in enumerate(w.bodies):
@@ -72,7 +80,7 @@ def test_zero_position_lands_on_location(name):
 @needs_examples
 def test_zero_position_all_files_together():
     w = load([EXAMPLES / n for n in NAMES])
-    tree = KinematicTree(w)
+    tree = Kinematics(w)
     R, t = poses(tree)
     Rl = np.array([b.R for b in w.bodies])
     tl = np.array([b.t for b in w.bodies])
@@ -99,7 +107,7 @@ def test_kuka_revolute_rotates_subtree_about_axis_through_pivot(joint, q):
     """A revolute joint at q moves its child's subtree as the rotation by q about the world joint
     axis through the world pivot (both read from the q = 0 pose); everything else stays."""
     w = load([EXAMPLES / "blender-kuka-tip-sphere.yaml"])
-    tree = KinematicTree(w)
+    tree = Kinematics(w)
     k = tree.joint_plain_names.index(joint)
     js = w.joints[k]
     R0, t0 = (x.copy() for x in poses(tree))
@@ -138,7 +146,7 @@ def _two_body(tmp_path, jtype, axis=(0, 0, 1), pivot=(1.0, 0, 0), offset=0.0, sc
 def test_revolute_by_hand(tmp_path):
     """Child at (1,0,0), hinge about z through (1,0,0): at q = pi/2 the child-frame point (1,0,0)
     is at world (1,1,0) and the child's x axis points along world y."""
-    tree = KinematicTree(_two_body(tmp_path, "revolute"))
+    tree = Kinematics(_two_body(tmp_path, "revolute"))
     R, t = poses(tree, np.array([math.pi / 2]))
     np.testing.assert_allclose(R[1] @ [1, 0, 0] + t[1], [1, 1, 0], atol=1e-15)
     np.testing.assert_allclose(R[1][:, 0], [0, 1, 0], atol=1e-15)
@@ -147,7 +155,7 @@ def test_revolute_by_hand(tmp_path):
 
 def test_pivot_scaled_by_parent_scale(tmp_path):
     """Parent scale 2, pivot (0.5,0,0): the joint sits at (1,0,0) in the parent frame."""
-    tree = KinematicTree(_two_body(tmp_path, "revolute", pivot=(0.5, 0, 0), scale=2.0))
+    tree = Kinematics(_two_body(tmp_path, "revolute", pivot=(0.5, 0, 0), scale=2.0))
     R, t = poses(tree, np.array([math.pi / 2]))
     np.testing.assert_allclose(t[1], [1, 0, 0], atol=1e-15)
     np.testing.assert_allclose(R[1] @ [1, 0, 0] + t[1], [1, 1, 0], atol=1e-15)
@@ -158,7 +166,7 @@ def test_revolute_offset_and_antiparallel_axes(tmp_path):
     so at q = 0 the child's z points down; offset pi/2 then turns it about the parent z."""
     doc_w = _two_body(tmp_path, "revolute", offset=math.pi / 2)
     doc_w.joints[0].child_axis = np.array([0.0, 0.0, -1.0])
-    tree = KinematicTree(doc_w)
+    tree = Kinematics(doc_w)
     R, t = poses(tree, np.array([0.0]))
     expect = rpy_to_matrix(0, 0, math.pi / 2) @ axis_angle_to_matrix([0, 1.0, 0], math.pi)
     np.testing.assert_allclose(R[1], expect, atol=1e-15)
@@ -166,7 +174,7 @@ def test_revolute_offset_and_antiparallel_axes(tmp_path):
 
 
 def test_prismatic_by_hand(tmp_path):
-    tree = KinematicTree(_two_body(tmp_path, "prismatic", axis=(0, 1, 0)))
+    tree = Kinematics(_two_body(tmp_path, "prismatic", axis=(0, 1, 0)))
     R, t = poses(tree, np.array([0.25]))
     np.testing.assert_allclose(t[1], [1.0, 0.25, 0.0], atol=1e-15)
     np.testing.assert_allclose(R[1], np.eye(3), atol=1e-15)
@@ -177,7 +185,7 @@ def test_gripper4_prismatic_slides_along_axis():
     """Wrist-LeftTip: parent axis (0,-1,0), Wrist unrotated: LeftTip at (0,-0.075,0) slides to
     (0,-0.125,0) at q = 0.05, orientation unchanged; RightTip (axis +y) to (0,0.125,0)."""
     w = load([EXAMPLES / "gripper4" / "gripper.yaml"])
-    tree = KinematicTree(w)
+    tree = Kinematics(w)
     R0, _ = (x.copy() for x in poses(tree))
     q = np.zeros(tree.n_joints)
     q[tree.joint_plain_names.index("Wrist-LeftTip")] = 0.05
@@ -194,7 +202,7 @@ def test_p2p_holds_relative_pose_under_root_pose():
     """puzzle2's p2p chain holds the ADF relative pose: moving the file's root pose moves every
     body rigidly, T_world = T_file * T_location."""
     w = load([EXAMPLES / "puzzle2.yaml"])
-    tree = KinematicTree(w)
+    tree = Kinematics(w)
     Rf, tf = rpy_to_matrix(0.3, -0.2, 1.1), np.array([0.5, -2.0, 0.25])
     R, t = poses(tree, np.full(tree.n_joints, 0.0), {0: (Rf, tf)})
     for k, b in enumerate(w.bodies):
@@ -204,7 +212,7 @@ def test_p2p_holds_relative_pose_under_root_pose():
 
 
 def test_held_joint_ignores_position(tmp_path):
-    tree = KinematicTree(_two_body(tmp_path, "cone twist"))
+    tree = Kinematics(_two_body(tmp_path, "cone twist"))
     R, t = poses(tree, np.array([1.0]))
     np.testing.assert_allclose(t[1], [1, 0, 0]) and np.testing.assert_allclose(R[1], np.eye(3))
     assert not tree.movable[0]
@@ -213,7 +221,7 @@ def test_held_joint_ignores_position(tmp_path):
 @needs_examples
 def test_root_pose_per_file_only_moves_that_file():
     w = load([EXAMPLES / "pr2 gripper.yaml", EXAMPLES / "gripper4" / "gripper.yaml"])
-    tree = KinematicTree(w)
+    tree = Kinematics(w)
     Rf, tf = rpy_to_matrix(0, 0, math.pi / 2), np.array([0.0, 0.0, 1.0])
     R, t = poses(tree, None, {1: (Rf, tf)})
     for k, b in enumerate(w.bodies):
@@ -227,14 +235,14 @@ def test_joint_names_plain_qualified_ambiguous(tmp_path):
     other = tmp_path / "gripper.yaml"
     other.write_text(src.replace("namespace: /ambf/env/gripper/", "namespace: /right/"))
     w = load([EXAMPLES / "gripper4" / "gripper.yaml", other])
-    tree = KinematicTree(w)
+    tree = Kinematics(w)
     idx, keep, unknown = tree.joint_indices(["Wrist-LeftTip", "/right/Wrist-LeftTip", "/ambf/env/gripper/Wrist-LeftTip", "nope"])
     assert unknown == ["Wrist-LeftTip", "nope"]
     assert list(keep) == [1, 2]
     assert [tree.joint_names[i] for i in idx] == ["/right/Wrist-LeftTip", "/ambf/env/gripper/Wrist-LeftTip"]
     assert "Wrist-LeftTip" in tree.ambiguous
     w1 = load([EXAMPLES / "gripper4" / "gripper.yaml"])
-    idx, _, unknown = KinematicTree(w1).joint_indices(["Wrist-LeftTip"])
+    idx, _, unknown = Kinematics(w1).joint_indices(["Wrist-LeftTip"])
     assert unknown == [] and len(idx) == 1
 
 
@@ -284,7 +292,7 @@ def test_forward_matches_per_body_reference_all_examples(which, seed):
     root poses: every body pose equals the independent per-body walk to 1e-12, and
     joint_transforms composes to the same poses."""
     w = load([EXAMPLES / n for n in NAMES] if which == "examples" else [DEMO_ARM])
-    tree = KinematicTree(w)
+    tree = Kinematics(w)
     rng = np.random.default_rng(seed)
     q = rng.uniform(-2.0, 2.0, tree.n_joints)
     fp = {f: (rpy_to_matrix(*rng.uniform(-3, 3, 3)), rng.uniform(-1, 1, 3))
@@ -294,7 +302,8 @@ def test_forward_matches_per_body_reference_all_examples(which, seed):
     for k, (Rr, tr) in enumerate(ref):
         np.testing.assert_allclose(R[k], Rr, atol=1e-12, err_msg=w.bodies[k].name)
         np.testing.assert_allclose(t[k], tr, atol=1e-12, err_msg=w.bodies[k].name)
-    jR, jt = tree.joint_transforms(q)
+    buf = run(tree, q, fp)
+    jR, jt = buf.joint_R, buf.joint_t
     for k, j in enumerate(w.joints):
         Rp, tp = ref[j.parent]
         np.testing.assert_allclose(Rp @ jR[k], R[j.child], atol=1e-12)
@@ -304,38 +313,66 @@ def test_forward_matches_per_body_reference_all_examples(which, seed):
 def test_forward_reuses_buffers_and_repeats_exactly(tmp_path):
     """Two calls with different q then the first q again give bit-identical poses (no state
     leaks between cycles through the reused buffers)."""
-    tree = KinematicTree(_two_body(tmp_path, "revolute"))
-    a = [x.copy() for x in poses(tree, np.array([0.7]))]
-    poses(tree, np.array([-1.3]))
-    b = poses(tree, np.array([0.7]))
-    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    tree = Kinematics(_two_body(tmp_path, "revolute"))
+    buf = run(tree, np.array([0.7]))
+    a = [buf.body_R.copy(), buf.body_t.copy()]
+    buf.q[:] = -1.3
+    tree.forward(buf)
+    buf.q[:] = 0.7
+    tree.forward(buf)
+    assert np.array_equal(a[0], buf.body_R) and np.array_equal(a[1], buf.body_t)
 
 
 @needs_examples
 @pytest.mark.parametrize("which", ["examples", "demo"])
 def test_root_poses_follow_file_pose_changes_in_place_and_back(which):
-    """One tree fed file poses that change between calls (new values in the same arrays, a
-    change back, a change of one element only) gives every time exactly (bitwise) what a fresh
-    tree gives, and matches the per-body reference: the root rows are never stale."""
+    """One set of buffers fed file poses that change between calls (new values in the same
+    arrays, a change back, a change of one element only) gives every time exactly (bitwise) what
+    fresh buffers give, and matches the per-body reference: no root pose is ever stale."""
     w = load([EXAMPLES / n for n in NAMES] if which == "examples" else [DEMO_ARM])
-    tree = KinematicTree(w)
+    tree = Kinematics(w)
     F = tree.n_files
     rng = np.random.default_rng(5)
     q = rng.uniform(-2.0, 2.0, tree.n_joints)
-    fR = np.broadcast_to(np.eye(3), (F, 3, 3)).copy()
-    ft = np.zeros((F, 3))
-    R, t = np.empty((tree.n_bodies, 3, 3)), np.empty((tree.n_bodies, 3))
+    buf = tree.new_buffers(np.broadcast_to(np.eye(3), (F, 3, 3)), np.zeros((F, 3)))
+    buf.q[:] = q
     first = rpy_to_matrix(*rng.uniform(-3, 3, 3)), rng.uniform(-1, 1, 3)
     steps = [None, first, None, "t only", first]
     for step in steps:
         if step is None:
-            fR[:], ft[:] = np.eye(3), 0.0
+            buf.file_R[:], buf.file_t[:] = np.eye(3), 0.0
         elif step == "t only":
-            ft[F - 1, 2] += 0.25
+            buf.file_t[F - 1, 2] += 0.25
         else:
-            fR[F - 1], ft[F - 1] = step
-        tree.forward(q, fR, ft, R, t)
-        fresh = KinematicTree(w).forward(q, fR.copy(), ft.copy(), np.empty_like(R), np.empty_like(t))
-        assert R.tobytes() == fresh[0].tobytes() and t.tobytes() == fresh[1].tobytes(), step
-        ref = _reference_poses(w, q, {f: (fR[f], ft[f]) for f in range(F)})
-        np.testing.assert_allclose(t, [tr for _, tr in ref], atol=1e-12)
+            buf.file_R[F - 1], buf.file_t[F - 1] = step
+        tree.forward(buf)
+        fresh = run(Kinematics(w), q, {f: (buf.file_R[f], buf.file_t[f]) for f in range(F)})
+        assert buf.body_R.tobytes() == fresh.body_R.tobytes(), step
+        assert buf.body_t.tobytes() == fresh.body_t.tobytes(), step
+        ref = _reference_poses(w, q, {f: (buf.file_R[f], buf.file_t[f]) for f in range(F)})
+        np.testing.assert_allclose(buf.body_t, [tr for _, tr in ref], atol=1e-12)
+
+
+@needs_examples
+def test_world_joint_frames_are_the_parent_side_axis_and_pivot():
+    """Every joint's world axis and origin (for distance Jacobians, issue 13) are its parent
+    axis (normalised) and scaled parent pivot carried by the parent body's pose (from the
+    per-body reference); a revolute joint turns its child about exactly that line: the child
+    pivot stays on the origin and the child's copy of the axis stays on the world axis."""
+    w = load([EXAMPLES / n for n in NAMES])
+    kin = Kinematics(w)
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-2.0, 2.0, kin.n_joints)
+    fp = {f: (rpy_to_matrix(*rng.uniform(-3, 3, 3)), rng.uniform(-1, 1, 3)) for f in range(kin.n_files)}
+    buf = run(kin, q, fp)
+    ref = _reference_poses(w, q, fp)
+    for k, j in enumerate(w.joints):
+        Rp, tp = ref[j.parent]
+        scale = w.bodies[j.parent].scale
+        np.testing.assert_allclose(buf.joint_axis[k], Rp @ (j.parent_axis / np.linalg.norm(j.parent_axis)), atol=1e-12)
+        np.testing.assert_allclose(buf.joint_origin[k], Rp @ (scale * j.parent_pivot) + tp, atol=1e-12)
+        assert abs(np.linalg.norm(buf.joint_axis[k]) - 1.0) < 1e-12
+        if j.type == "revolute":
+            Rc, tc = ref[j.child]
+            child_pivot = Rc @ (w.bodies[j.child].scale * j.child_pivot) + tc
+            np.testing.assert_allclose(child_pivot, buf.joint_origin[k], atol=1e-12)

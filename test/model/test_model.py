@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
 from conftest import EXAMPLES, REPO
+
 from ambf_collision.geometry import shapes as S
-from ambf_collision.model.filtering import Overrides
-from ambf_collision.model import Model
 from ambf_collision.geometry.transforms import quat_to_matrix, rpy_to_matrix
+from ambf_collision.model import Model
+from ambf_collision.model.filtering import Overrides
+
 needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"AMBF examples absent: {EXAMPLES}")
 
 
@@ -282,7 +283,6 @@ def test_near_only_publishes_the_same_along_the_demo_script():
     """evaluate(near_only=True), as the node calls it: along the demo joint script the contacts,
     the minimum distance and the closest pair equal those of the all-exact evaluation, the pairs
     it computed are bitwise equal, and the bounded ones are lower bounds."""
-    from pathlib import Path
 
     from ambf_collision.demo.trajectory import JOINT_NAMES, PERIOD, demo_joint_array
     root = REPO
@@ -345,3 +345,60 @@ def test_contact_vectors_rows_and_contact_views(tmp_path):
     d.vectors[:] = np.nan
     m.evaluate(d, report_distance=1.5)
     assert np.array_equal(r.contact_vectors, expect)
+
+
+# ----------------------------------------------------------------- Model / Data split, loops
+
+def test_two_data_of_one_model_keep_their_own_results():
+    """Two Data of the demo arm at different joint positions, evaluated alternately: after the
+    other one is evaluated, each result still holds its own poses, world shapes and distances
+    (oracle: a third Data evaluated alone at the same positions, compared bitwise)."""
+    from ambf_collision.demo.trajectory import JOINT_NAMES, demo_joint_array
+
+    m = Model.from_files([REPO / "examples" / "demo" / "demo_arm.yaml"])
+    d1, d2, alone = m.create_data(), m.create_data(), m.create_data()
+    q1, q2 = demo_joint_array(1.0), demo_joint_array(4.0)
+    assert not np.allclose(q1, q2)
+    m.set_joint_positions(d1, JOINT_NAMES, q1)
+    m.set_joint_positions(d2, JOINT_NAMES, q2)
+    expected = {}
+    for key, q in (("1", q1), ("2", q2)):
+        m.set_joint_positions(alone, JOINT_NAMES, q)
+        r = m.evaluate(alone, report_distance=0.5)
+        expected[key] = (r.body_t.copy(), r.world.flat.copy(), r.distances.copy(),
+                         [c.to_json() for c in r.contacts])
+    for _ in range(3):
+        r1 = m.evaluate(d1, report_distance=0.5)
+        r2 = m.evaluate(d2, report_distance=0.5)
+        for key, r in (("1", r1), ("2", r2)):
+            t, world, dist, contacts = expected[key]
+            assert np.array_equal(r.body_t, t) and np.array_equal(r.world.flat, world)
+            assert np.array_equal(r.distances, dist)
+            assert [c.to_json() for c in r.contacts] == contacts
+    assert r1.world is d1.world and r2.world is d2.world and d1.world is not d2.world
+    assert not np.shares_memory(d1.body_R, d2.body_R) and not np.shares_memory(d1.q, d2.q)
+
+
+def test_closure_residuals_and_couplings_in_the_model():
+    """The PSM-like parallelogram with its couplings file: only the pitch joint published, the
+    result's loop residual is 0 (the closure joint named); an inconsistent state without
+    couplings shows the chord 2 * 0.3 * sin(delta / 2), an open loop above LOOP_OPEN_POSITION
+    (5 mm: delta = 0.1 gives 30 mm, delta = 0.016 gives 4.8 mm)."""
+    models = Path(__file__).resolve().parent / "kin_models"
+    m = model([models / "parallelogram.yaml"], couplings=models / "parallelogram_couplings.yaml")
+    assert m.closure_joint_names == ["/psm_like/pitchfrontlink-pitchbottomlink"]
+    d = m.create_data()
+    assert m.set_joint_positions(d, ["yawlink-pitchbacklink"], [0.6]) == []
+    r = m.evaluate(d)
+    np.testing.assert_allclose(r.closure_residuals, [[0.0, 0.0]], atol=1e-15)
+    assert d.q.tolist() == [0.6, 0.6, -0.6, 0.0]
+    free = model([models / "parallelogram.yaml"])
+    d = free.create_data()
+    free.set_joint_positions(d, ["yaw link-pitch back link", "yaw link-pitch front link",
+                                 "pitch back link-pitch bottom link"], [0.6, 0.7, -0.6])
+    r = free.evaluate(d)
+    assert r.closure_residuals[0, 0] == pytest.approx(2 * 0.3 * math.sin(0.05), rel=1e-12)
+    assert r.closure_residuals is d.closure_residuals
+    assert r.open_loops() == [("/psm_like/pitchfrontlink-pitchbottomlink", r.closure_residuals[0, 0], 0.0)]
+    free.set_joint_positions(d, ["yaw link-pitch front link"], [0.6 + 0.016])  # chord 4.8 mm: closed
+    assert free.evaluate(d).open_loops() == []

@@ -1,0 +1,207 @@
+"""A body's collision geometry as AMBF builds it: primitives, compound shapes, collision meshes.
+
+Every shape is returned in its BODY frame (m, rad). Rules (AMBF ``afRigidBody::createFromAttribs``
+and ``afShapeUtils::createCollisionShape``):
+
+- ``collision shape`` + ``collision geometry``: one primitive at the ``collision offset``, or,
+  without one, at the ``inertial offset`` (AMBF's legacy rule). A single PLANE ignores the
+  collision offset: AMBF gives the plane to Bullet directly, in the body's inertial frame, so it
+  sits at the ``inertial offset``.
+- ``compound collision shape: [{shape, geometry, offset}, ...]``: each primitive at its ``offset``.
+- otherwise ``collision mesh`` (or ``mesh``): the mesh's vertices, scaled by the body ``scale``, in
+  the body frame. The file is ``<ADF folder>/<file low resolution path>/<body low (or high)
+  resolution path>/<mesh>`` (absolute parts replace what precedes them).
+
+Primitive sizes are not scaled (as AMBF). BOX ``{x,y,z}`` full extents; CAPSULE ``height`` tip to
+tip (the segment is ``height - 2 radius`` long); CYLINDER, CONE (apex towards +axis, as Bullet's
+``btConeShape``), CAPSULE along ``axis`` X, Y or Z (default Z; another letter: Z with a warning,
+as AMBF); PLANE ``{normal, offset}``: solid where ``normal . x < offset``.
+
+Meshes are monitored as their convex hull. That is exact for AMBF's ``CONVEX_HULL`` and
+``CONVEX_MESH`` types and conservative (never farther than the real surface) for the default
+``TRIMESH``, a concave mesh: the caller warns once per file about those. A mesh file that cannot be
+used (missing, empty name, unreadable, unsupported format, non-finite or huge) leaves its body
+without collision, with one warning; AMBF drops such a body altogether.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from ambf_collision.geometry.meshes import (
+    MeshError,
+    read_mesh_vertices,
+    unique_vertices,
+)
+from ambf_collision.geometry.tolerances import ADF_CAPSULE_HEIGHT_SLACK
+from ambf_collision.geometry.transforms import rpy_to_matrix
+from ambf_collision.model.adf_fields import MAX_MAGNITUDE, Entry, key_text, short
+
+__all__ = ["ShapeSpec", "body_shapes", "SHAPE_KINDS", "HULL_MESH_TYPES"]
+
+SHAPE_KINDS = ("box", "sphere", "cylinder", "capsule", "cone", "plane")
+"""Primitive kinds of ``collision shape`` (any case)."""
+HULL_MESH_TYPES = ("CONVEX_HULL", "convex_hull", "hull", "CONVEX_MESH", "convex_mesh")
+"""``collision mesh type`` values AMBF makes convex: monitored exactly by the hull."""
+
+# Rotation taking the local z axis (the geometry core's shape axis) onto the ADF ``axis``.
+_AXIS_ROT = {
+    "x": rpy_to_matrix(0.0, math.pi / 2.0, 0.0),  # z -> +x
+    "y": rpy_to_matrix(-math.pi / 2.0, 0.0, 0.0),  # z -> +y
+    "z": np.eye(3),
+}
+
+
+@dataclass
+class ShapeSpec:
+    """One collision shape in its body's frame, before conversion to a geometry-core shape.
+
+    ``kind``: box, sphere, cylinder, capsule, cone, plane or convex. ``R``, ``t``: pose of the
+    shape frame in the body frame (shape axis = local z). ``params``: ``size`` (box, full
+    extents, m), ``radius``/``height`` (m; capsule height tip to tip), ``normal``/``offset``
+    (plane, shape frame), ``vertices`` (convex: distinct mesh vertices (M,3) in the shape frame,
+    m), ``path`` and ``mesh_type`` (convex: the mesh file and the ``collision mesh type`` as
+    written, None when absent). ``key``: the ADF key it came from.
+    """
+
+    kind: str
+    R: np.ndarray
+    t: np.ndarray
+    params: dict
+    key: str = ""
+
+    def to_shape(self):
+        """The geometry-core shape object (``ambf_collision.geometry.shapes``) in the body frame."""
+        from ambf_collision.geometry import shapes as S
+        from ambf_collision.geometry.transforms import matrix_to_quat
+
+        q = matrix_to_quat(self.R)
+        p = self.params
+        if self.kind == "sphere":
+            return S.Sphere(self.t.copy(), p["radius"])
+        if self.kind == "capsule":
+            half = max(p["height"] / 2.0 - p["radius"], 0.0)
+            axis = self.R[:, 2]
+            return S.Capsule(self.t - half * axis, self.t + half * axis, p["radius"])
+        if self.kind == "box":
+            return S.Box(np.asarray(p["size"], float), self.t.copy(), q)
+        if self.kind == "cylinder":
+            return S.Cylinder(p["radius"], p["height"], self.t.copy(), q)
+        if self.kind == "cone":
+            return S.Cone(p["radius"], p["height"], self.t.copy(), q)
+        if self.kind == "plane":
+            n = self.R @ np.asarray(p["normal"], float)
+            n = n / np.linalg.norm(n)
+            return S.Plane(n, p["offset"] + float(n @ self.t))
+        if self.kind == "convex":
+            return S.ConvexHull(np.asarray(p["vertices"], float), self.t.copy(), q)
+        raise ValueError(f"unknown shape kind {self.kind!r}")
+
+
+def body_shapes(entry: Entry, body: dict, mesh_dir: Path, scale: float) -> list:
+    """Shape specs of one body in its body frame (possibly none, then with one warning).
+
+    ``body``: the body's mapping; ``mesh_dir``: the ADF file's folder joined with its ``low
+    resolution path``; ``scale``: the body scale (meshes only)."""
+    if body.get("collision shape") is not None:
+        if str(body["collision shape"]).lower() == "plane":
+            R, t = entry.pose(body, ["inertial offset"])
+        else:
+            offset = "collision offset" if body.get("collision offset") is not None else "inertial offset"
+            R, t = entry.pose(body, [offset])
+        return [_primitive(entry, body, ["collision shape"], ["collision geometry"], R, t)]
+    compound = body.get("compound collision shape")
+    if compound is not None:
+        if not isinstance(compound, list):
+            raise entry.error(["compound collision shape"], f"must be a list, got {short(compound)}")
+        out = []
+        for i, item in enumerate(compound):
+            p = ["compound collision shape", i]
+            if not isinstance(item, dict):
+                raise entry.error(p, f"must be a mapping, got {short(item)}")
+            R, t = entry.pose(body, p + ["offset"])
+            out.append(_primitive(entry, body, p + ["shape"], p + ["geometry"], R, t))
+        if not out:
+            entry.warn(["compound collision shape"], "empty list: the body has no collision geometry")
+        return out
+    key = "collision mesh" if body.get("collision mesh") is not None else "mesh"
+    if body.get(key) is None:
+        entry.warn(["collision shape"], "no 'collision shape', 'compound collision shape' or "
+                   "'mesh': the body has no collision geometry")
+        return []
+    spec = _mesh(entry, body, key, mesh_dir, scale)
+    return [] if spec is None else [spec]
+
+
+def _primitive(entry: Entry, body: dict, shape_path: list, geom_path: list, R_off, t_off) -> ShapeSpec:
+    kind_raw = entry.get(body, shape_path)
+    if not isinstance(kind_raw, str) or kind_raw.lower() not in SHAPE_KINDS:
+        raise entry.error(shape_path, f"unknown shape type {short(kind_raw)} (expected one of "
+                          + ", ".join(k.upper() for k in SHAPE_KINDS) + ")")
+    kind = kind_raw.lower()
+    geom = entry.get(body, geom_path)
+    if not isinstance(geom, dict):
+        raise entry.error(geom_path, f"must be a mapping, got {short(geom)}")
+    g, key = list(geom_path), key_text(shape_path)
+    if kind == "box":
+        size = np.array([entry.number(body, g + [c], minimum=0.0) for c in "xyz"])
+        return ShapeSpec("box", R_off, t_off, {"size": size}, key)
+    if kind == "sphere":
+        return ShapeSpec("sphere", R_off, t_off, {"radius": entry.number(body, g + ["radius"], minimum=0.0)}, key)
+    if kind == "plane":
+        n = entry.vector(body, g + ["normal"], direction=True)
+        offset = entry.number(body, g + ["offset"])
+        return ShapeSpec("plane", R_off, t_off, {"normal": n / np.linalg.norm(n), "offset": offset}, key)
+    radius = entry.number(body, g + ["radius"], minimum=0.0)
+    height = entry.number(body, g + ["height"], minimum=0.0)
+    axis = entry.string(body, g + ["axis"], "z")
+    if axis not in ("x", "X", "y", "Y", "z", "Z"):  # AMBF compares these six spellings
+        entry.warn(g + ["axis"], f"axis {axis!r} is not X, Y or Z: Z used, as AMBF does")
+        axis = "z"
+    if kind == "capsule" and height < 2.0 * radius - ADF_CAPSULE_HEIGHT_SLACK:
+        raise entry.error(g + ["height"], f"CAPSULE height is tip to tip and must be >= 2*radius "
+                          f"({2 * radius:g}), got {height:g}")
+    return ShapeSpec(kind, R_off @ _AXIS_ROT[axis.lower()], t_off, {"radius": radius, "height": height}, key)
+
+
+def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float) -> Optional[ShapeSpec]:
+    """The convex spec of the body's collision mesh, or None (with one warning)."""
+    name = entry.string(body, [key])
+    if not name.strip():
+        entry.warn([key], "empty mesh name: the body has no collision geometry")
+        return None
+    folder = body.get("low resolution path")
+    folder_key = "low resolution path"
+    if folder is None:
+        folder, folder_key = body.get("high resolution path"), "high resolution path"
+    folder = "" if folder is None else entry.string(body, [folder_key])
+    path = mesh_dir / folder / name
+    mesh_type = None
+    if body.get("collision mesh type") is not None:
+        mesh_type = entry.string(body, ["collision mesh type"])
+        if mesh_type not in HULL_MESH_TYPES:
+            entry.warn(["collision mesh type"], f"{mesh_type}: monitored as the convex hull of "
+                       "the mesh (conservative: never farther than the mesh)")
+    try:
+        found = path.is_file()
+    except OSError as e:  # e.g. a name too long for the file system
+        found, path = False, f"{path} ({e.strerror or e})"
+    if not found:
+        entry.warn([key], f"collision mesh not found: {path}: the body has no collision geometry")
+        return None
+    try:
+        v = unique_vertices(read_mesh_vertices(path)) * scale
+    except MeshError as e:
+        entry.warn([key], f"{e}: the body has no collision geometry")
+        return None
+    if np.abs(v).max() > MAX_MAGNITUDE:
+        entry.warn([key], f"{path}: coordinates beyond {MAX_MAGNITUDE:g} m after scaling: the "
+                   "body has no collision geometry")
+        return None
+    params = {"vertices": v, "path": str(path), "mesh_type": mesh_type}
+    return ShapeSpec("convex", np.eye(3), np.zeros(3), params, key)
