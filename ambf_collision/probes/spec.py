@@ -71,6 +71,7 @@ import yaml
 
 from ambf_collision.geometry.tolerances import (PROBE_GRID_SLACK, PROBE_MIN_IN_PLANE,
                                                 PROBE_MIN_VECTOR)
+from ambf_collision.model.names import NameIndex, ambf_name
 
 __all__ = [
     "DEFAULT_RANGE",
@@ -201,35 +202,27 @@ _PATCH_KEYS = _COMMON_KEYS | {"origin", "direction", "spacing", "shape", "rows",
 
 def _plain(name: str) -> str:
     """Last component of a qualified body name, spaces removed (as AMBF does)."""
-    return name.rsplit("/", 1)[-1].replace(" ", "")
+    return ambf_name(name.rsplit("/", 1)[-1])
 
 
 def _matches(body_name: str, pattern: str) -> bool:
     """True when a qualified body name matches a name or shell pattern (plain or qualified)."""
     return fnmatch.fnmatchcase(body_name, pattern) or fnmatch.fnmatchcase(
-        _plain(body_name), pattern.replace(" ", "")
+        _plain(body_name), ambf_name(pattern)
     )
 
 
 def resolve_body(name: str, body_names) -> str:
-    """Return the model body name that ``name`` (plain or qualified) designates.
-
-    Raises ``KeyError`` with a readable message when it matches none or several.
+    """The qualified model body name that ``name`` designates, by the package's one naming
+    rule (:class:`~ambf_collision.model.names.NameIndex`: qualified or plain, spaces as
+    written or removed, a namespace tail). ``body_names``: the model's qualified names, or its
+    ``NameIndex``. Raises ``KeyError`` with a readable message when it matches none or several.
     """
-    names = list(body_names)
-    if name in names:
-        return name
-    key = name.strip("/").replace(" ", "")
-    hits = [b for b in names if b.strip("/").replace(" ", "") == key]
-    if not hits:
-        hits = [b for b in names if b.replace(" ", "").endswith("/" + key) or _plain(b) == key]
-    if len(hits) == 1:
-        return hits[0]
-    if len(hits) > 1:
-        raise KeyError(f"body {name!r} is ambiguous: it matches {hits[0]!r} and {hits[1]!r}"
-                       + (f" (and {len(hits) - 2} more)" if len(hits) > 2 else ""))
-    shown = ", ".join(repr(b) for b in names[:8]) + (" ..." if len(names) > 8 else "")
-    raise KeyError(f"no body named {name!r} in the model (bodies: {shown or 'none'})")
+    index = body_names
+    if not isinstance(index, NameIndex):
+        split = [n.rsplit("/", 1) if "/" in n else ("", n) for n in body_names]
+        index = NameIndex([ns for ns, _ in split], [plain for _, plain in split])
+    return index.qualified[index.index(name)]
 
 
 def sensed_bodies(spec: ProbeSpec, body_names, groups_of=None) -> np.ndarray:

@@ -80,6 +80,10 @@ def test_ambiguous_and_qualified_body_names():
     assert resolve_body("palm", names) == "/ambf/env/palm"
     assert resolve_body("right/finger", names) == "/ambf/env/right/finger"
     assert resolve_body("/ambf/env/left/finger", names) == "/ambf/env/left/finger"
+    # AMBF strips spaces from names: the spelling with spaces finds the stripped body
+    assert resolve_body("base link", names + ["/ambf/env/baselink"]) == "/ambf/env/baselink"
+    with pytest.raises(KeyError, match="no body named 'thumb'"):
+        resolve_body("thumb", names)
     msg = _doc_error({"probes": [GOOD_PROBE]}, names)
     assert "probes[0] 'tip': body: " in msg and "ambiguous" in msg
 
