@@ -238,7 +238,7 @@ def patch_totals(probe_patch, local_position, patch_origin, force, force_body, a
 def evaluate_probes(model_floats, model_ints,
                     kind, a, b, radius, rot, half, normal, offset, hull_id,
                     vertices, vertex_start, face_normal, face_offset, face_start, centre,
-                    bound_radius, triangles, triangle_start,
+                    bound_radius, neighbor_start, neighbors,
                     body_R, body_t,
                     out_floats, out_distance, out_ints, out_in_contact, scratch):
     """Evaluate every probe (stages 1-6 above); returns the number of exact (probe, shape)
@@ -248,7 +248,7 @@ def evaluate_probes(model_floats, model_ints,
     O = data_views(model_ints, out_floats, out_distance, out_ints, out_in_contact, scratch)
     W = make_world(kind, a, b, radius, rot, half, normal, offset, hull_id)
     H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
-                   bound_radius, triangles, triangle_start)
+                   bound_radius, neighbor_start, neighbors)
     move_probes(P.probe_body, P.local_position, P.local_normal, body_R, body_t, O.position, O.normal)
     move_bounds(body_R, body_t, P.cluster_body, P.cluster_centre, P.cluster_start,
                 P.cluster_member, P.cluster_uniform, P.shape_body, P.shape_centre, O.position,
