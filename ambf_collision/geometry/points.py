@@ -19,9 +19,9 @@ Solids are evaluated in their local frame (``x_world = rot x_local + a``):
   tie between the slanted surface and the base goes to the base. A cone with no radius (a
   needle) or no height (a disc) has no interior.
 * CONVEX: inside, the face plane of the smallest depth (lowest face index on ties); outside, the
-  nearest point of the hull's triangles (lowest triangle on ties); on the surface the outward
-  normal of the face plane the point lies on. A hull without triangles (one point, a segment)
-  is measured to its vertices and the segment between them.
+  projection on the face plane of the least depth when it lies on the hull, else the nearest
+  vertex or edge (:func:`hull_local`); on the surface the outward normal of that face plane. A
+  point or a segment (no faces of its own) is measured to its vertices and edge.
 * SPHERE, CAPSULE: the closest point of the centre / segment; a point on it gets the fallback
   normal of :func:`~ambf_collision.geometry.segments.point_segment` (+z, or perpendicular to the
   axis).
@@ -39,6 +39,7 @@ import numpy as np
 from numba import njit
 
 from ambf_collision.geometry.segments import point_segment
+from ambf_collision.geometry.tolerances import HULL_FACE_SLACK as _FACE_SLACK
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONVEX, CYLINDER, PLANE, SPHERE, ShapeError
 from ambf_collision.geometry.world_shapes import (hull_arrays, local_point, make_hulls, make_world,
                                                   shape_row, world_point, world_vector)
@@ -162,36 +163,6 @@ def _segment_sq(p, a, b):
     return (p[0] - x[0]) ** 2 + (p[1] - x[1]) ** 2 + (p[2] - x[2]) ** 2, x
 
 
-@njit(cache=True, error_model="numpy")
-def _triangle_nearest(p, A, B, C):
-    """Squared distance and nearest point of point ``p`` to triangle ``A, B, C`` (3-tuples);
-    degenerate triangles (collinear or coincident corners) are measured to their edges."""
-    best, x = _segment_sq(p, A, B)
-    for P, Q in ((B, C), (C, A)):
-        d, y = _segment_sq(p, P, Q)
-        if d < best:
-            best, x = d, y
-    u0, u1, u2 = B[0] - A[0], B[1] - A[1], B[2] - A[2]
-    v0, v1, v2 = C[0] - A[0], C[1] - A[1], C[2] - A[2]
-    n0, n1, n2 = u1 * v2 - u2 * v1, u2 * v0 - u0 * v2, u0 * v1 - u1 * v0
-    nn = n0 * n0 + n1 * n1 + n2 * n2
-    if nn > 0.0:   # the projection into the plane, when it lies inside the triangle
-        k = ((p[0] - A[0]) * n0 + (p[1] - A[1]) * n1 + (p[2] - A[2]) * n2) / nn
-        y = (p[0] - k * n0, p[1] - k * n1, p[2] - k * n2)
-        inside = True
-        for P, Q in ((A, B), (B, C), (C, A)):   # barycentric signs by sub-triangle normals
-            a0, a1, a2 = P[0] - y[0], P[1] - y[1], P[2] - y[2]
-            b0, b1, b2 = Q[0] - y[0], Q[1] - y[1], Q[2] - y[2]
-            if ((a1 * b2 - a2 * b1) * n0 + (a2 * b0 - a0 * b2) * n1
-                    + (a0 * b1 - a1 * b0) * n2) < 0.0:
-                inside = False
-        if inside:
-            d = (p[0] - y[0]) ** 2 + (p[1] - y[1]) ** 2 + (p[2] - y[2]) ** 2
-            if d < best:
-                best, x = d, y
-    return best, x
-
-
 @njit(cache=True, error_model="numpy", inline="always")
 def _vertex(V, i):
     return V[i, 0], V[i, 1], V[i, 2]
@@ -199,8 +170,15 @@ def _vertex(V, i):
 
 @njit(cache=True, error_model="numpy", inline="always")
 def hull_local(H, h, q0, q1, q2):
-    """Hull ``h`` of the ``Hulls`` arrays ``H``; point ``q`` in the hull's local frame."""
-    # the face plane the point is least deep behind (or farthest in front of)
+    """Hull ``h`` of the ``Hulls`` arrays ``H``; point ``q`` in the hull's local frame.
+
+    Let ``f`` be the face plane the point is least deep behind (or farthest in front of),
+    ``s`` its signed distance. Inside (``s < 0``) that plane is the nearest surface. Outside, if
+    the point's projection on ``f`` satisfies every face plane (up to ``HULL_FACE_SLACK``), it
+    is the nearest point (the offset is along that face's normal); otherwise the nearest point
+    lies on an edge or a vertex: the nearest of the hull's vertices and edges
+    (``neighbors``; the diagonals of merged faces among them lie inside faces and cannot be
+    nearer). Face planes and edges only, no triangles; O(faces + edges)."""
     smax = -np.inf
     f = H.face_start[h]
     for j in range(H.face_start[h], H.face_start[h + 1]):
@@ -208,24 +186,30 @@ def hull_local(H, h, q0, q1, q2):
              - H.face_offset[j])
         if s > smax:
             smax, f = s, j
-    fn0, fn1, fn2 = H.face_normal[f, 0], H.face_normal[f, 1], H.face_normal[f, 2]
+    n = (H.face_normal[f, 0], H.face_normal[f, 1], H.face_normal[f, 2])
     has_face = H.face_start[h + 1] > H.face_start[h]
+    x = (q0 - smax * n[0], q1 - smax * n[1], q2 - smax * n[2])
     if has_face and smax < 0.0:   # inside: the nearest face plane is the surface
-        return smax, q0 - smax * fn0, q1 - smax * fn1, q2 - smax * fn2, fn0, fn1, fn2
+        return smax, x[0], x[1], x[2], n[0], n[1], n[2]
+    if has_face:   # the projection on that face, if it lies on the hull
+        slack = _FACE_SLACK * (H.bound_radius[h] + abs(q0) + abs(q1) + abs(q2))
+        on_hull = True
+        for j in range(H.face_start[h], H.face_start[h + 1]):
+            if (H.face_normal[j, 0] * x[0] + H.face_normal[j, 1] * x[1] + H.face_normal[j, 2] * x[2]
+                    - H.face_offset[j]) > slack:
+                on_hull = False
+                break
+        if on_hull:
+            return smax, x[0], x[1], x[2], n[0], n[1], n[2]
     q = (q0, q1, q2)
     best = np.inf
-    x = q
-    if H.triangle_start[h + 1] > H.triangle_start[h]:
-        for j in range(H.triangle_start[h], H.triangle_start[h + 1]):
-            d, y = _triangle_nearest(q, _vertex(H.vertices, H.triangles[j, 0]),
-                                     _vertex(H.vertices, H.triangles[j, 1]),
-                                     _vertex(H.vertices, H.triangles[j, 2]))
-            if d < best:
-                best, x = d, y
-    else:   # a point or a segment: the segments between its vertices
-        v_lo, v_hi = H.vertex_start[h], H.vertex_start[h + 1]
-        for i in range(v_lo, v_hi):
-            for j in range(i, v_hi):
+    for i in range(H.vertex_start[h], H.vertex_start[h + 1]):   # vertices and edges
+        d, y = _segment_sq(q, _vertex(H.vertices, i), _vertex(H.vertices, i))
+        if d < best:
+            best, x = d, y
+        for e in range(H.neighbor_start[i], H.neighbor_start[i + 1]):
+            j = H.neighbors[e]
+            if j > i:
                 d, y = _segment_sq(q, _vertex(H.vertices, i), _vertex(H.vertices, j))
                 if d < best:
                     best, x = d, y
@@ -233,7 +217,7 @@ def hull_local(H, h, q0, q1, q2):
     if d > 0.0:
         return d, x[0], x[1], x[2], (q0 - x[0]) / d, (q1 - x[1]) / d, (q2 - x[2]) / d
     if has_face:
-        return 0.0, x[0], x[1], x[2], fn0, fn1, fn2
+        return 0.0, x[0], x[1], x[2], n[0], n[1], n[2]
     return 0.0, x[0], x[1], x[2], 0.0, 0.0, 1.0
 
 

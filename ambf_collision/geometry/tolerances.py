@@ -50,6 +50,12 @@ noise, so it counts as a minimum of the distance along the segment, and the midd
 segment's contact chord decides whether it enters the solid. Moves a grazing segment's distance
 by at most this (~4e-15 m per m)."""
 
+HULL_FACE_SLACK = 1e-12
+"""1 (relative to the hull's bound radius plus the point's coordinates, m/m). A point's projection
+on a hull face plane that is outside another face plane by less than this still lies on the hull
+(qhull keeps merged facets' vertices up to ~1e-12 relative off their plane): its distance is the
+face's. Moves a distance near a hull edge by at most this much."""
+
 PENETRATION_AXIS = 1e-9
 """1 (relative to the segment length). A capsule-box separating axis ``(b - a) x e_i`` shorter
 than this is degenerate (segment parallel to the box axis ``e_i``): the face axis stands in."""

@@ -221,7 +221,7 @@ def no_hulls() -> Hulls:
     """Empty hull arrays, for a world without CONVEX shapes."""
     z = np.zeros((0, 3))
     start = np.zeros(1, dtype=np.int64)
-    return Hulls(z, start, z, np.zeros(0), start, z, np.zeros(0), np.zeros((0, 3), np.int64), start)
+    return Hulls(z, start, z, np.zeros(0), start, z, np.zeros(0), start, np.zeros(0, np.int64))
 
 
 def hull_arrays(hulls) -> Hulls:
@@ -232,10 +232,10 @@ def hull_arrays(hulls) -> Hulls:
 
 @njit(cache=True, error_model="numpy")
 def make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
-               bound_radius, triangles, triangle_start):
+               bound_radius, neighbor_start, neighbors):
     """The ``Hulls`` NamedTuple of its arrays (inside compiled entry points)."""
     return Hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
-                 bound_radius, triangles, triangle_start)
+                 bound_radius, neighbor_start, neighbors)
 
 
 # ----------------------------------------------------------------------------------- link shapes

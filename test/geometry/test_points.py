@@ -251,15 +251,24 @@ def test_plane_sphere_capsule_hand_cases():
 
 # ------------------------------------------------------------------------------------- hulls, hand-built
 
-def hull_set(vertices, normals, offsets, triangles):
-    """A one-hull HullSet built by hand (the arrays the kernel reads)."""
+def hull_set(vertices, normals, offsets, edges):
+    """A one-hull HullSet built by hand (the arrays the kernel reads): vertices, face planes and
+    the vertex pairs joined by edges."""
     V = np.array(vertices, float).reshape(-1, 3)
     N = np.array(normals, float).reshape(-1, 3)
-    T = np.array(triangles, np.int64).reshape(-1, 3)
+    E = np.array(edges, np.int64).reshape(-1, 2)
+    both = np.concatenate([E, E[:, ::-1]])
+    both = both[np.lexsort((both[:, 1], both[:, 0]))]
+    start = np.concatenate([[0], np.cumsum(np.bincount(both[:, 0], minlength=len(V)))])
     arr = Hulls(V, np.array([0, len(V)]), N, np.array(offsets, float), np.array([0, len(N)]),
                 V.mean(0, keepdims=True), np.array([np.linalg.norm(V - V.mean(0), axis=1).max()]),
-                T, np.array([0, len(T)]))
+                start.astype(np.int64), both[:, 1].copy())
     return SimpleNamespace(arrays=lambda: arr)
+
+
+def ring(*cycle):
+    """The edges of a closed polygon through the given vertex indices."""
+    return [(a, b) for a, b in zip(cycle, cycle[1:] + cycle[:1])]
 
 
 def hull_world(hs, position=(0, 0, 0), q=(0, 0, 0, 1)):
@@ -276,9 +285,8 @@ CUBE_V = [[x, y, z] for x in (-1, 1) for y in (-2, 2) for z in (-0.5, 0.5)]  # i
 
 def cube_hull():
     normals = [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]]
-    quads = [(4, 6, 7, 5), (0, 1, 3, 2), (2, 3, 7, 6), (0, 4, 5, 1), (1, 5, 7, 3), (0, 2, 6, 4)]
-    tris = [t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))]
-    return hull_set(CUBE_V, normals, [1, 1, 2, 2, 0.5, 0.5], tris)
+    edges = [(i, i ^ bit) for i in range(8) for bit in (1, 2, 4) if i < i ^ bit]   # 12 cube edges
+    return hull_set(CUBE_V, normals, [1, 1, 2, 2, 0.5, 0.5], edges)
 
 
 def test_cube_hull_equals_box():
@@ -301,7 +309,7 @@ def test_tetrahedron_hand_values():
     s3 = np.sqrt(3.0)
     hs = hull_set([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]],
                   [[-1, 0, 0], [0, -1, 0], [0, 0, -1], [1 / s3, 1 / s3, 1 / s3]],
-                  [0, 0, 0, 1 / s3], [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+                  [0, 0, 0, 1 / s3], [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])
     w = hull_world(hs)
     pts = [[1, 1, 1], [0.1, 0.1, 0.1], [-1, -1, -1], [2, 0, 0], [0.5, -1, 0], [0.25, 0.25, 0.25]]
     d, x, n = point_signed_distance_batch(w, None, [0] * 6, pts)
@@ -315,11 +323,11 @@ def test_tetrahedron_hand_values():
 
 
 def test_degenerate_hulls_hand_values():
-    """A square (both sides drawn, side planes), a segment and a point (no triangles), in the
-    HullSet's documented representation."""
+    """A square (its two sides and side planes, a diagonal among its edges), a segment and a
+    point, in the HullSet's documented representation."""
     square = hull_set([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]],
                       [[0, 0, 1], [0, 0, -1], [0, -1, 0], [1, 0, 0], [0, 1, 0], [-1, 0, 0]],
-                      [0, 0, 0, 1, 1, 0], [[0, 1, 2], [0, 2, 3], [0, 2, 1], [0, 3, 2]])
+                      [0, 0, 0, 1, 1, 0], ring(0, 1, 2, 3) + [(0, 2)])
     pts = [[0.5, 0.5, 0.3], [0.5, 0.5, -0.2], [0.5, 0.5, 0.0], [2.0, 0.5, 0.0]]
     d, x, n = point_signed_distance_batch(hull_world(square), None, [0] * 4, pts)
     np.testing.assert_allclose(d, [0.3, 0.2, 0.0, 1.0], atol=1e-15)
@@ -327,7 +335,7 @@ def test_degenerate_hulls_hand_values():
     np.testing.assert_allclose(n[3], [1, 0, 0], atol=1e-15)
     seg = hull_set([[0, 0, 0], [1, 0, 0]],
                    [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]],
-                   [1, 0, 0, 0, 0, 0], [])
+                   [1, 0, 0, 0, 0, 0], [(0, 1)])
     d, x, n = point_signed_distance_batch(hull_world(seg), None, [0, 0, 0], [[0.5, 1, 0], [3, 0, 0], [0.5, 0, 0]])
     np.testing.assert_allclose(d, [1.0, 2.0, 0.0], atol=1e-15)
     np.testing.assert_allclose(x[:2], [[0.5, 0, 0], [1, 0, 0]], atol=1e-15)
@@ -375,3 +383,46 @@ def test_posed_hull_from_shapes_matches_posed_box():
     db, xb, _ = point_signed_distance_batch(w, None, np.zeros(300, int), pts)
     dh, xh, _ = point_signed_distance_batch(w, None, np.ones(300, int), pts)
     assert np.max(np.abs(db - dh)) < 1e-14 and np.max(np.abs(xb - xh)) < 1e-13
+
+
+def _triangle_distances(P, A, B, C):
+    """Distance of each point P (K,3) to each triangle (T,3) x 3 (brute force, NumPy): the
+    interior projection when inside, else the nearest of the three edges. (K, T)."""
+    def seg(P, X, Y):
+        d = Y - X
+        t = np.clip(np.einsum("ktj,tj->kt", P[:, None] - X[None], d) / np.einsum("tj,tj->t", d, d), 0, 1)
+        return np.linalg.norm(P[:, None] - (X[None] + t[..., None] * d[None]), axis=2)
+    best = np.minimum(np.minimum(seg(P, A, B), seg(P, B, C)), seg(P, C, A))
+    n = np.cross(B - A, C - A)
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    h = np.einsum("ktj,tj->kt", P[:, None] - A[None], n)
+    Y = P[:, None] - h[..., None] * n[None]
+    inside = np.ones_like(h, dtype=bool)
+    for X, Z in ((A, B), (B, C), (C, A)):
+        inside &= np.einsum("ktj,tj->kt", np.cross(Z[None] - X[None], Y - X[None]), n) >= 0
+    return np.where(inside, np.minimum(best, np.abs(h)), best)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hull_distances_equal_brute_force_over_its_triangles(seed):
+    """Points near a random qhull hull (near its edges and vertices too): |d| equals the brute-
+    force distance to the HullSet's triangles; the sign is the inside test of its face planes;
+    x = nearest + d n."""
+    rng = np.random.default_rng(seed)
+    cloud = rng.normal(size=(25, 3)) * [0.3, 0.2, 0.1]
+    w = WorldShapes.from_shapes([ConvexHull(cloud)])
+    V = w.hulls.hull_vertices(0)
+    T = V[w.hulls.hull_triangles(0)]
+    # around vertices, edge midpoints and at random, inside and outside
+    mids = 0.5 * (T[:, 0] + T[:, 1])
+    pts = np.concatenate([V + rng.normal(size=V.shape) * 0.05, mids + rng.normal(size=mids.shape) * 0.05,
+                          rng.normal(size=(300, 3)) * 0.3])
+    d, x, n = point_signed_distance_batch(w, None, np.zeros(len(pts), int), pts)
+    ref = _triangle_distances(pts, T[:, 0], T[:, 1], T[:, 2]).min(axis=1)
+    N, off = w.hulls.hull_faces(0)
+    inside = (pts @ N.T - off).max(axis=1) < 0
+    assert inside.sum() > 20 and (~inside).sum() > 200
+    np.testing.assert_allclose(np.abs(d), ref, atol=1e-14)
+    assert np.array_equal(d < 0, inside)
+    np.testing.assert_allclose(x + d[:, None] * n, pts, atol=1e-13)
+    np.testing.assert_allclose(np.linalg.norm(n, axis=1), 1.0, atol=1e-12)
