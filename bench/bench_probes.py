@@ -180,14 +180,20 @@ def build(workload, probe_range, seed=1):
 
 
 def poses(n_bodies, half, cycles, rng):
-    """Per cycle body poses: random base poses, small motion each cycle (world, m)."""
+    """Per cycle body poses (world, m): random base poses, each body swinging about its own
+    axis by up to 0.3 rad and moving up to 1 cm, so that contact and free cycles alternate the
+    same way however many cycles are run."""
     R0 = np.array([_rand_rot(rng) for _ in range(n_bodies)])
     t0 = rng.uniform(-half, half, (n_bodies, 3))
+    axis = rng.normal(size=(n_bodies, 3))
+    shift = rng.normal(size=(n_bodies, 3))
+    phase = rng.uniform(0, 2 * math.pi, n_bodies)
     out = []
     for c in range(cycles):
-        dR = np.array([axis_angle_to_matrix(rng.normal(size=3), 0.02 * c) for _ in range(n_bodies)])
+        wave = np.sin(0.2 * c + phase)
+        dR = np.array([axis_angle_to_matrix(axis[b], 0.3 * wave[b]) for b in range(n_bodies)])
         out.append((np.ascontiguousarray(np.matmul(dR, R0)),
-                    np.ascontiguousarray(t0 + 0.002 * c * rng.normal(size=(n_bodies, 3)))))
+                    np.ascontiguousarray(t0 + 0.01 * wave[:, None] * shift)))
     return out
 
 

@@ -33,12 +33,12 @@ import math
 
 from numba import njit
 
-from ambf_collision.geometry.points import point_signed_distance
-from ambf_collision.geometry.shapes import PLANE
-from ambf_collision.geometry.support import support
+from ambf_collision.geometry.points import point_row, point_signed_distance
+from ambf_collision.geometry.shapes import CONVEX, PLANE
+from ambf_collision.geometry.support import support_vertex
 from ambf_collision.geometry.tolerances import (PROBE_BOUND_SLACK, PROBE_FACING_SLACK,
                                                 PROBE_PLANE_FACING_SLACK)
-from ambf_collision.geometry.world_shapes import make_hulls, make_world
+from ambf_collision.geometry.world_shapes import make_hulls, make_world, shape_row
 from ambf_collision.probes.layout import data_views, model_views
 
 __all__ = ["evaluate_probes"]
@@ -107,10 +107,10 @@ def broadphase(W, H, sensed, cluster_start, cluster_member, cluster_reach, clust
     normal does not oppose n or a bounded shape (a sphere's or capsule's core) wholly behind
     their sensor planes (then n_c . n > 0 for every member)."""
     C, S = sensed.shape
-    kind, plane_normal = W.kind, W.normal
     n = 0
     for c in range(C):
-        ns = normal[cluster_member[cluster_start[c]]]  # the shared sensor normal (uniform clusters)
+        first = cluster_member[cluster_start[c]]
+        ns = (normal[first, 0], normal[first, 1], normal[first, 2])  # shared by uniform clusters
         reach = cluster_reach[c] + PROBE_BOUND_SLACK
         for s in range(S):
             if not sensed[c, s]:
@@ -118,19 +118,24 @@ def broadphase(W, H, sensed, cluster_start, cluster_member, cluster_reach, clust
             bound = shape_bound[s]
             if bound < math.inf and _beyond(cluster_centre, c, shape_centre, s, reach + bound):
                 continue
-            if point_signed_distance(W, H, s, cluster_centre[c, 0], cluster_centre[c, 1],
-                                     cluster_centre[c, 2], nearest, surface_normal) > reach:
+            row = shape_row(W, s)
+            x = (cluster_centre[c, 0], cluster_centre[c, 1], cluster_centre[c, 2])
+            if row.kind == CONVEX:
+                d = point_signed_distance(W, H, s, x[0], x[1], x[2], nearest, surface_normal)
+            else:
+                d, _, _ = point_row(row, x)
+            if d > reach:
                 continue
             if cluster_uniform[c]:
-                if kind[s] == PLANE:
-                    if (plane_normal[s, 0] * ns[0] + plane_normal[s, 1] * ns[1]
-                            + plane_normal[s, 2] * ns[2] > PROBE_PLANE_FACING_SLACK):
+                n0, n1, n2 = ns
+                if row.kind == PLANE:
+                    p = row.normal
+                    if p[0] * n0 + p[1] * n1 + p[2] * n2 > PROBE_PLANE_FACING_SLACK:
                         continue
                 else:  # the shape's highest point along n: for spheres and capsules that of
                     # their core (their n_c points from the core to the probe, inside too)
-                    support(W, H, s, ns[0], ns[1], ns[2], nearest)
-                    top = nearest[0] * ns[0] + nearest[1] * ns[1] + nearest[2] * ns[2]
-                    if top < cluster_front[c] - PROBE_FACING_SLACK:
+                    x0, x1, x2, _ = support_vertex(W, H, s, n0, n1, n2, -1)
+                    if x0 * n0 + x1 * n1 + x2 * n2 < cluster_front[c] - PROBE_FACING_SLACK:
                         continue
             candidates[n] = c * S + s
             n += 1
@@ -142,7 +147,8 @@ def exact_stage(W, H, candidates, n_candidates, n_shapes, cluster_start, cluster
                 range_, stiffness, shape_bound, position, normal, shape_centre, nearest,
                 surface_normal, distance, touching_shape, contact_normal, force, area):
     """Every member of every candidate (cluster, shape) within the shape's bounding sphere is
-    measured by the point kernel, then the probe rules: a shape not facing the probe
+    measured by the shared point kernel (``point_row`` on the shape's row of plain values: no
+    reference counting per query; hulls through ``point_signed_distance``), then the rules: a shape not facing the probe
     (n_c . n_s >= 0) or beyond its range is not seen; the smallest gap is kept (the first
     shape on ties) with, when touching, its normal and shape; force and area are summed over
     the touching shapes. Returns the number of exact (probe, shape) queries."""
@@ -151,21 +157,26 @@ def exact_stage(W, H, candidates, n_candidates, n_shapes, cluster_start, cluster
     contact_normal[:] = 0.0
     force[:] = 0.0
     area[:] = 0.0
-    nc = surface_normal
     checked = 0
     for j in range(n_candidates):
         c, s = candidates[j] // n_shapes, candidates[j] % n_shapes
         bound = shape_bound[s]
+        row = shape_row(W, s)
+        hull = row.kind == CONVEX
         for m in range(cluster_start[c], cluster_start[c + 1]):
             i = cluster_member[m]
             r = radius[i]
             if bound < math.inf and _beyond(position, i, shape_centre, s,
                                             r + range_[i] + bound + PROBE_BOUND_SLACK):
                 continue
-            d_surf = point_signed_distance(W, H, s, position[i, 0], position[i, 1], position[i, 2],
-                                           nearest, nc)
+            x = (position[i, 0], position[i, 1], position[i, 2])
+            if hull:  # the hull's arrays are needed
+                d_surf = point_signed_distance(W, H, s, x[0], x[1], x[2], nearest, surface_normal)
+                n0, n1, n2 = surface_normal[0], surface_normal[1], surface_normal[2]
+            else:  # plain values: no reference counting per query
+                d_surf, _, (n0, n1, n2) = point_row(row, x)
             checked += 1
-            if nc[0] * normal[i, 0] + nc[1] * normal[i, 1] + nc[2] * normal[i, 2] >= 0.0:
+            if n0 * normal[i, 0] + n1 * normal[i, 1] + n2 * normal[i, 2] >= 0.0:
                 continue
             gap = d_surf - r
             if gap > range_[i]:
@@ -174,13 +185,13 @@ def exact_stage(W, H, candidates, n_candidates, n_shapes, cluster_start, cluster
                 distance[i] = gap
                 if gap < 0.0:
                     touching_shape[i] = s
-                    contact_normal[i, 0], contact_normal[i, 1], contact_normal[i, 2] = nc[0], nc[1], nc[2]
+                    contact_normal[i, 0], contact_normal[i, 1], contact_normal[i, 2] = n0, n1, n2
             if gap < 0.0:  # touching: d_pen = clip(r - d_surf, 0, 2r), and r - d_surf == -gap
                 pen = min(-gap, 2.0 * r)
                 w = stiffness[i] * pen
-                force[i, 0] += w * nc[0]
-                force[i, 1] += w * nc[1]
-                force[i, 2] += w * nc[2]
+                force[i, 0] += w * n0
+                force[i, 1] += w * n1
+                force[i, 2] += w * n2
                 area[i] += math.pi * (2.0 * r * pen - pen * pen)
     return checked
 

@@ -247,9 +247,9 @@ def test_probe_evaluator_for_the_monitor(demo):
 
 def test_demo_256_pad_presses_on_table():
     """The 16 x 16 pad of demo_probes_256.yaml (r 2 mm, k 2000 N/m) at the probe-touch pose:
-    every probe whose centre is within 2 mm of the table top (z = 0.30 m, the ADF's location
-    0.15 m plus half the box height 0.3 m) and over it touches it with depth r - (z - 0.30),
-    force k depth along +z; the patch force is their sum."""
+    the probes in contact touch the table top (z = 0.30 m, the ADF's location 0.15 m plus half
+    the box height 0.3 m) with depth min(r - (z - 0.30), 2r) (the pad is pressed slightly more
+    than 2r deep: clipped), force k depth along +z; the patch force is their sum."""
     from ambf_collision.demo.trajectory import JOINT_NAMES, demo_joint_array
     from ambf_collision.model import Model
 
@@ -261,8 +261,10 @@ def test_demo_256_pad_presses_on_table():
     assert len(pm) == 256 and res.in_contact.sum() > 100
     table = model.body_names.index("/ambf/env/table")
     hit = res.in_contact
-    depth = 0.002 - (res.position[hit, 2] - 0.30)
+    depth = np.minimum(0.002 - (res.position[hit, 2] - 0.30), 0.004)
     np.testing.assert_allclose(res.depth[hit], depth, atol=1e-12)
+    assert np.any(depth == 0.004)  # clipped at 2r: no contact area left
+    np.testing.assert_allclose(res.area[hit][depth == 0.004], 0.0, atol=1e-18)
     np.testing.assert_allclose(res.force[hit], np.outer(2000.0 * depth, [0, 0, 1]), atol=1e-9)
     assert np.all(res.touching_body[hit] == table)
     np.testing.assert_allclose(res.patch_force[0], res.force.sum(0), atol=1e-12)
