@@ -10,8 +10,8 @@ body, m) and the world shapes of the same cycle:
    spheres, the exact distance from the cluster centre, the facing rule for clusters sharing
    one sensor normal);
 4. :func:`exact_stage`: per member of those pairs the bounding-sphere test, then the shared
-   point kernel ``geometry.points.point_signed_distance`` and the probe rules (facing, range,
-   touch: nearest gap, force, area, deepest contact);
+   point kernel (``geometry.points``) and the probe rules (facing, range, touch: nearest gap,
+   force, area, deepest contact);
 5. :func:`finish_probes`: depth, touching body, body-frame force, the contact state;
 6. :func:`patch_totals`: per patch force, area, probes in contact and the body-frame wrench.
 
@@ -21,10 +21,12 @@ Stage 3 and the bounding-sphere test of stage 4 drop only pairs the exact rules 
 ``geometry/tolerances.py``), so the outputs equal those of every pair evaluated exactly.
 
 The stages take the arrays they read and write one by one (their signatures are their data
-flow) and are inlined into :func:`evaluate_probes`: a compiled call that passes a NamedTuple
-of k arrays, or reads its fields inside a loop, counts k references in and out, measured here
-at 10-30 ns per array and call (a 16 x 16 pad: 32 us per evaluation with NamedTuples passed,
-15 us without).
+flow) and are inlined into :func:`evaluate_probes`; per pair, a shape is measured on its row of
+plain values (``shape_row``, ``points.point_row``), hulls through ``point_signed_distance``.
+A compiled call that passes a NamedTuple of k arrays, or reads its fields inside a loop, counts
+k references in and out, measured here at 10-30 ns per array and call: with the World and Hulls
+tuples passed per query, 1,000 probes x 40 capsules with every pair exact took 11x the C loop,
+on rows 1.7x.
 """
 
 from __future__ import annotations
