@@ -209,8 +209,11 @@ class CLoop:
                                                 ("patch_area", Q))}
         self.touch = np.zeros(N, dtype=np.int64)
         p = pm
+        self.probe_patch = np.full(N, -1, dtype=np.int64)  # patch index per probe, -1 none
+        for q, (a, b) in enumerate(zip(p.patch_first, p.patch_end)):
+            self.probe_patch[a:b] = q
         self.fixed = [ctypes.c_long(N), _ptr(p.local_position), _ptr(p.local_normal), _ptr(p.radius),
-                      _ptr(p.stiffness), _ptr(p.range), _ptr(p.probe_body), _ptr(p.probe_patch),
+                      _ptr(p.stiffness), _ptr(p.range), _ptr(p.probe_body), _ptr(self.probe_patch),
                       ctypes.c_long(len(world)), _ptr(world.a), _ptr(world.b), _ptr(world.radius),
                       _ptr(p.shape_body)]
         o = self.out

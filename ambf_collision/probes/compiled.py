@@ -154,14 +154,15 @@ class ProbeModel:
         for name in ("radius", "stiffness", "range", "contact_threshold", "release_threshold"):
             getattr(arrays, name)[:] = [getattr(p, name) for p in probes]
         arrays.probe_body[:] = probe_body
-        arrays.probe_patch[:] = [self.patch_names.index(p.patch) if p.patch is not None else -1
-                                 for p in probes]
         self._fill_clusters(arrays, clusters, rows)
         arrays.shape_centre[:], arrays.shape_bound[:] = shape_bounds(link_shapes.local, self.hulls)
         arrays.shape_body[:] = shape_body
         origins = {s.name: s.origin for s in specs if getattr(s, "origin", None) is not None}
         for j, name in enumerate(self.patch_names):
-            members = np.flatnonzero(arrays.probe_patch == j)
+            members = np.array([i for i, p in enumerate(probes) if p.patch == name])
+            if members[-1] - members[0] + 1 != len(members):
+                raise ValueError(f"patch {name!r}: its probes must be consecutive in the specs")
+            arrays.patch_first[j], arrays.patch_end[j] = members[0], members[-1] + 1
             # a patch's grid is centred on its origin; expanded specs alone: their centroid
             arrays.patch_origin[j] = origins.get(name, local_position[members].mean(0))
             arrays.patch_body[j] = probe_body[members[0]]

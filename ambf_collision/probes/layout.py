@@ -44,7 +44,6 @@ class ProbeArrays(NamedTuple):
     shape_bound: np.ndarray  # (S,) m, bounding-sphere radius (inf: unbounded, planes)
     patch_origin: np.ndarray  # (Q,3) m, patch centre, patch body frame
     probe_body: np.ndarray  # (N,) body index of each probe
-    probe_patch: np.ndarray  # (N,) patch index, -1 for a probe outside patches
     cluster_start: np.ndarray  # (C+1,) members of cluster c: cluster_member[start[c]:start[c+1]]
     cluster_member: np.ndarray  # (N,) probe indices, cluster by cluster
     cluster_body: np.ndarray  # (C,) body index of each cluster (all members on it)
@@ -52,6 +51,8 @@ class ProbeArrays(NamedTuple):
     sensed: np.ndarray  # (C,S) 1 when the cluster's members sense shape s
     shape_body: np.ndarray  # (S,) body index of each shape
     patch_body: np.ndarray  # (Q,) body index of each patch
+    patch_first: np.ndarray  # (Q,) the patch's probes are patch_first[q]:patch_end[q]
+    patch_end: np.ndarray  # (Q,)
 
 
 class ProbeOutputs(NamedTuple):
@@ -84,7 +85,7 @@ class ProbeOutputs(NamedTuple):
 @njit(cache=True)
 def model_sizes(n, c, s, q):
     """``(floats, ints)`` lengths of the model buffers for the given sizes."""
-    return 11 * n + 4 * c + 4 * s + 3 * q, HEADER + 3 * n + 3 * c + 1 + c * s + s + q
+    return 11 * n + 4 * c + 4 * s + 3 * q, HEADER + 2 * n + 3 * c + 1 + c * s + s + 3 * q
 
 
 @njit(cache=True)
@@ -119,8 +120,6 @@ def model_views(floats, ints):
     i = HEADER
     probe_body = ints[i:i + n]
     i += n
-    probe_patch = ints[i:i + n]
-    i += n
     cluster_start = ints[i:i + c + 1]
     i += c + 1
     cluster_member = ints[i:i + n]
@@ -135,12 +134,16 @@ def model_views(floats, ints):
     i += s
     patch_body = ints[i:i + q]
     i += q
+    patch_first = ints[i:i + q]
+    i += q
+    patch_end = ints[i:i + q]
+    i += q
     if f != floats.size or i != ints.size:
         raise ValueError("probe model buffers do not match their header")
     return ProbeArrays(local_position, local_normal, radius, stiffness, reach, enter, leave,
                        cluster_centre, cluster_reach, shape_centre, shape_bound, patch_origin,
-                       probe_body, probe_patch, cluster_start, cluster_member, cluster_body,
-                       cluster_uniform, sensed, shape_body, patch_body)
+                       probe_body, cluster_start, cluster_member, cluster_body,
+                       cluster_uniform, sensed, shape_body, patch_body, patch_first, patch_end)
 
 
 @njit(cache=True)

@@ -219,32 +219,36 @@ def finish_probes(probe_body, radius, contact_threshold, release_threshold, shap
 
 
 @njit(cache=True, inline="always")
-def patch_totals(probe_patch, local_position, patch_origin, force, force_body, area, in_contact,
-                 patch_force, patch_force_body, patch_torque_body, patch_area, patch_in_contact):
-    """Per patch: summed force (world and body frame), area, probes in contact, and the torque
-    ``sum (p_i - origin) x f_i`` about the patch origin (body frame, forces at the probe
-    centres), in probe order."""
-    patch_force[:] = 0.0
-    patch_force_body[:] = 0.0
-    patch_torque_body[:] = 0.0
-    patch_area[:] = 0.0
-    patch_in_contact[:] = 0
-    for i in range(probe_patch.size):
-        q = probe_patch[i]
-        if q < 0:
-            continue
-        for k in range(3):
-            patch_force[q, k] += force[i, k]
-            patch_force_body[q, k] += force_body[i, k]
-        patch_area[q] += area[i]
-        patch_in_contact[q] += in_contact[i]
-        r0 = local_position[i, 0] - patch_origin[q, 0]
-        r1 = local_position[i, 1] - patch_origin[q, 1]
-        r2 = local_position[i, 2] - patch_origin[q, 2]
-        f0, f1, f2 = force_body[i, 0], force_body[i, 1], force_body[i, 2]
-        patch_torque_body[q, 0] += r1 * f2 - r2 * f1
-        patch_torque_body[q, 1] += r2 * f0 - r0 * f2
-        patch_torque_body[q, 2] += r0 * f1 - r1 * f0
+def patch_totals(patch_first, patch_end, local_position, patch_origin, force, force_body, area,
+                 in_contact, patch_force, patch_force_body, patch_torque_body, patch_area,
+                 patch_in_contact):
+    """Per patch (probes ``patch_first[q]:patch_end[q]``): summed force (world and body frame),
+    area, probes in contact, and the torque ``sum (p_i - origin) x f_i`` about the patch origin
+    (body frame, forces at the probe centres), in probe order."""
+    for q in range(patch_first.size):
+        f0 = f1 = f2 = b0 = b1 = b2 = t0 = t1 = t2 = a = 0.0
+        count = 0
+        for i in range(patch_first[q], patch_end[q]):
+            f0 += force[i, 0]
+            f1 += force[i, 1]
+            f2 += force[i, 2]
+            g0, g1, g2 = force_body[i, 0], force_body[i, 1], force_body[i, 2]
+            b0 += g0
+            b1 += g1
+            b2 += g2
+            r0 = local_position[i, 0] - patch_origin[q, 0]
+            r1 = local_position[i, 1] - patch_origin[q, 1]
+            r2 = local_position[i, 2] - patch_origin[q, 2]
+            t0 += r1 * g2 - r2 * g1
+            t1 += r2 * g0 - r0 * g2
+            t2 += r0 * g1 - r1 * g0
+            a += area[i]
+            count += in_contact[i]
+        patch_force[q, 0], patch_force[q, 1], patch_force[q, 2] = f0, f1, f2
+        patch_force_body[q, 0], patch_force_body[q, 1], patch_force_body[q, 2] = b0, b1, b2
+        patch_torque_body[q, 0], patch_torque_body[q, 1], patch_torque_body[q, 2] = t0, t1, t2
+        patch_area[q] = a
+        patch_in_contact[q] = count
 
 
 @njit(cache=True)
@@ -276,7 +280,7 @@ def evaluate_probes(model_floats, model_ints,
     finish_probes(P.probe_body, P.radius, P.contact_threshold, P.release_threshold, P.shape_body,
                   body_R, O.distance, O.touching_shape, O.force, O.depth, O.touching_body,
                   O.force_body, O.in_contact)
-    patch_totals(P.probe_patch, P.local_position, P.patch_origin, O.force, O.force_body, O.area,
-                 O.in_contact, O.patch_force, O.patch_force_body, O.patch_torque_body,
-                 O.patch_area, O.patch_in_contact)
+    patch_totals(P.patch_first, P.patch_end, P.local_position, P.patch_origin, O.force,
+                 O.force_body, O.area, O.in_contact, O.patch_force, O.patch_force_body,
+                 O.patch_torque_body, O.patch_area, O.patch_in_contact)
     return checked

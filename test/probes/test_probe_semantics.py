@@ -453,3 +453,16 @@ def test_probe_bodies_resolved_without_touching_the_specs():
     assert pm.bodies == ["/ambf/env/finger"] and spec.body == "finger"
     with pytest.raises(ValueError, match="probe 'x': no body named 'thumb'"):
         sc.probes([probe("x", body="thumb")])
+
+
+def test_patch_probes_given_apart_are_refused():
+    """Expanded patch probes interleaved with other probes cannot be summed as one patch: the
+    compiled model names the patch instead of summing a wrong range."""
+    sc = _plane_scene()
+    pad = PatchSpec("pad", "/ambf/env/finger", np.zeros(3), np.array([0, 0, -1.0]), np.array([1.0, 0, 0]),
+                    0.003, 0.002, 1000.0, rows=1, cols=2)
+    a, b = pad.probes()
+    with pytest.raises(ValueError, match="patch 'pad': its probes must be consecutive"):
+        sc.probes([a, probe("between"), b])
+    pm, _ = sc.probes([probe("before"), a, b])  # consecutive: fine, origin = their centroid
+    assert pm.patch_names == ["pad"] and list(pm.patch_first) == [1] and list(pm.patch_end) == [3]
