@@ -1,11 +1,14 @@
 # Two commands for a fresh machine (see README):
 #   make demo   sets everything up and runs the node on the bundled example robot
 #   make test   sets everything up and runs every test
+# ROS_WHEELS=jazzy make test: the same on the ROS 2 Jazzy wheels (Python 3.12; default Kilted).
+# make colcon-test: the tests as `colcon test` runs them (pytest suite + ruff), counted by
+# `colcon test-result`.
 SHELL := /bin/bash
 DURATION ?= 0
 ARGS ?=
 
-.PHONY: env demo test bench clean
+.PHONY: env demo test colcon-test bench clean
 
 env:
 	@bash scripts/setup_env.sh
@@ -16,8 +19,11 @@ demo: env
 test: env
 	@bash scripts/run_tests.sh $(ARGS)
 
+colcon-test: env
+	@bash scripts/run_colcon_test.sh
+
 bench: env
 	@bash scripts/run_bench.sh $(ARGS)
 
 clean:
-	rm -rf .ws .venv .venv-numpy1 demo_output
+	rm -rf .ws .venv .ws-jazzy .venv-jazzy .venv-numpy1 demo_output

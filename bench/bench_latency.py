@@ -119,15 +119,10 @@ def reference_compute(repeats: int, gap: float = 0.0) -> float:
     """Mean seconds of one in-process evaluation (model + 256 probes) along the demo script,
     back to back, or with ``gap`` seconds of sleep before each (as a node between messages)."""
     from ambf_collision.demo.trajectory import JOINT_NAMES, demo_joint_array
-    from ambf_collision.ros.node import Scene
+    from ambf_collision.monitor.scene import load_scene
 
-    cwd = os.getcwd()
-    os.chdir(REPO)
-    try:
-        scene = Scene([ADF], [PROBES])
-    finally:
-        os.chdir(cwd)
-    model, probes = scene.model, scene.probe_callable()
+    scene = load_scene([str(REPO / ADF)], [str(REPO / PROBES)])
+    model, probes = scene.model, scene.probes
     data = model.create_data()
     names = [n for n in model.joint_names if n.rsplit("/", 1)[-1] in JOINT_NAMES]
     order = [JOINT_NAMES.index(n.rsplit("/", 1)[-1]) for n in names]

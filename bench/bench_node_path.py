@@ -47,11 +47,12 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 try:  # the built workspace (source scripts/activate.sh) also provides ambf_collision.msg
-    import ambf_collision.monitor.monitor  # noqa: F401
+    import ambf_collision.monitor.scene  # noqa: F401
 except ImportError:
     sys.path.insert(0, str(REPO))
 
-from ambf_collision.monitor import monitor as mon  # noqa: E402
+from ambf_collision.monitor.config import MonitorConfig  # noqa: E402
+from ambf_collision.monitor.monitor import CollisionMonitor  # noqa: E402
 from ambf_collision.demo.trajectory import JOINT_NAMES, demo_joint_array  # noqa: E402
 
 ADF = "examples/demo/demo_arm.yaml"
@@ -59,34 +60,11 @@ PROBES = "examples/demo/demo_probes_256.yaml"
 TARGET_US = 500.0
 
 
-def _scene():
-    from ambf_collision.ros.node import Scene  # imports rclpy lazily only in the node class
-
-    cwd = os.getcwd()
-    os.chdir(REPO)
-    try:
-        return Scene([ADF], [PROBES])
-    finally:
-        os.chdir(cwd)
-
-
 def _load_scene():
-    """Scene without importing ros_node (which needs rclpy)."""
-    try:
-        return _scene()
-    except ImportError:
-        from ambf_collision.model import Model
-        from ambf_collision.probes.probe_set import load_probe_file
+    """The demo scene as the node builds it (monitor.scene.load_scene)."""
+    from ambf_collision.monitor.scene import load_scene
 
-        class _S:
-            pass
-
-        s = _S()
-        s.model = Model.from_files([str(REPO / ADF)])
-        specs = load_probe_file(str(REPO / PROBES), s.model.body_names)
-        run, s.probe_set = mon.model_probe_evaluator(s.model, specs)  # as the node builds it
-        s.probe_callable = lambda: run
-        return s
+    return load_scene([str(REPO / ADF)], [str(REPO / PROBES)])
 
 
 def _writers(scene):
@@ -115,7 +93,7 @@ def _inputs(model, cycles):
 def run_stages(cycles: int):
     scene = _load_scene()
     model = scene.model
-    monitor = mon.CollisionMonitor(model, mon.MonitorConfig(), probes=scene.probe_callable())
+    monitor = CollisionMonitor(model, MonitorConfig(), probes=scene.probes)
     writers = _writers(scene)
     names, qs = _inputs(model, cycles)
     ps = scene.probe_set

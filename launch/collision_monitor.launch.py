@@ -1,17 +1,29 @@
-"""Launch the collision_monitor node (and optionally RViz with the collision markers).
+"""Launch the collision_monitor node for any robot (and optionally RViz with its markers).
 
-    ros2 launch ambf_collision collision_monitor.launch.py \
-        config:=<params.yaml> adf_files:="['a.yaml','b.yaml']" rviz:=true use_sim_time:=false
+    ros2 launch ambf_collision collision_monitor.launch.py adf_files:="['/path/robot.yaml']"
+    ros2 launch ambf_collision collision_monitor.launch.py namespace:=psm1 \
+        adf_files:="['psm.yaml']" joint_states:=/PSM1/measured_js
 
-Arguments: ``config`` (ROS 2 parameter file of the node; default the package's config/demo.yaml),
-``adf_files`` (YAML list of ADF paths overriding the file's ``adf_files``; empty keeps it),
-``rviz`` (start RViz with config/collision_monitor.rviz), ``use_sim_time``.
-Relative paths in the parameter file resolve against the current directory, then the package
-share folder (ambf_collision.paths.resolve_package_path).
+Arguments:
+  namespace     the node's namespace ('' = none): /<ns>/collision_monitor, its topics under it,
+                and relative joint-state topics (/<ns>/joint_states). Two arms: launch twice
+                with different namespaces.
+  adf_files     YAML list of ADF paths (or one path); overrides the config's adf_files
+  probe_files   YAML list of probe files (or one path); overrides the config's probe_files
+  config        ROS 2 parameter file of the node (default: the package's generic
+                config/collision_monitor.yaml, which has no probes); its `/**:` key applies it
+                under any namespace
+  joint_states  topic the node reads joint states from (a remap of `joint_states`; '' = keep)
+  rviz          start RViz with config/collision_monitor.rviz (true/false)
+  use_sim_time  use the /clock topic (true/false)
+
+Relative paths resolve against the current directory, then the package share folder
+(ambf_collision/ros/paths.py).
 """
 
 import os
 
+import yaml
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
@@ -20,29 +32,47 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 
+def _file_list(text: str):
+    """A launch argument naming files: a YAML list, or one path; None when empty."""
+    text = text.strip()
+    if text in ("", "[]", "''", '""'):
+        return None
+    files = yaml.safe_load(text) if text.startswith("[") else text
+    return [files] if isinstance(files, str) else [str(f) for f in files]
+
+
 def _monitor(context):
-    config = LaunchConfiguration("config").perform(context)
-    adf = LaunchConfiguration("adf_files").perform(context).strip()
-    sim = LaunchConfiguration("use_sim_time").perform(context).lower() in ("true", "1")
-    params = [config, {"use_sim_time": sim}]
-    if adf and adf not in ("[]", "''", '""'):
-        import yaml
-        files = yaml.safe_load(adf)
-        params.append({"adf_files": [files] if isinstance(files, str) else list(files)})
+    arg = {name: LaunchConfiguration(name).perform(context)
+           for name in ("config", "adf_files", "probe_files", "namespace", "joint_states",
+                        "use_sim_time")}
+    params = [arg["config"], {"use_sim_time": arg["use_sim_time"].lower() in ("true", "1")}]
+    for key in ("adf_files", "probe_files"):
+        files = _file_list(arg[key])
+        if files is not None:
+            params.append({key: files})
+    remaps = [("joint_states", arg["joint_states"])] if arg["joint_states"].strip() else []
     return [Node(package="ambf_collision", executable="collision_monitor",
-                 name="collision_monitor", output="screen", parameters=params)]
+                 name="collision_monitor", namespace=arg["namespace"].strip("/"),
+                 output="screen", parameters=params, remappings=remaps)]
 
 
 def generate_launch_description():
     share = get_package_share_directory("ambf_collision")
     return LaunchDescription([
-        DeclareLaunchArgument("config", default_value=os.path.join(share, "config", "demo.yaml"),
-                              description="ROS 2 parameter file of the collision_monitor node"),
+        DeclareLaunchArgument("namespace", default_value="",
+                              description="namespace of the node ('' = none)"),
         DeclareLaunchArgument("adf_files", default_value="",
                               description="YAML list of ADF files (overrides the config's)"),
-        DeclareLaunchArgument("rviz", default_value="false", description="Start RViz"),
+        DeclareLaunchArgument("probe_files", default_value="",
+                              description="YAML list of probe files (overrides the config's)"),
+        DeclareLaunchArgument("config",
+                              default_value=os.path.join(share, "config", "collision_monitor.yaml"),
+                              description="ROS 2 parameter file of the collision_monitor node"),
+        DeclareLaunchArgument("joint_states", default_value="",
+                              description="joint-state topic (remaps joint_states; '' = keep)"),
+        DeclareLaunchArgument("rviz", default_value="false", description="start RViz"),
         DeclareLaunchArgument("use_sim_time", default_value="false",
-                              description="Use the /clock topic"),
+                              description="use the /clock topic"),
         OpaqueFunction(function=_monitor),
         Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
              arguments=["-d", os.path.join(share, "config", "collision_monitor.rviz")],

@@ -1,1 +1,6 @@
-"""Monitor layer: the ROS-free logic of the ``collision_monitor`` node."""
+"""Monitor layer (no ROS): what the collision_monitor node decides and publishes.
+
+``config`` (statuses, parameters), ``joint_states`` (merging, validation, per-source names),
+``scheduling`` (rate cap, warning throttle), ``sanitize`` (no NaN out), ``scene`` (files ->
+model and probes, shared with the CLI) and ``monitor`` (:class:`CollisionMonitor`).
+"""

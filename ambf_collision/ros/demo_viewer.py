@@ -19,6 +19,7 @@ import argparse
 import math
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -113,13 +114,13 @@ class _Scene:
     """The model of the parameter file, posed by the latest joint state, for the PNG picture."""
 
     def __init__(self, params: dict):
-        from ambf_collision.model import Model
+        from ambf_collision.monitor.scene import load_scene
         from ambf_collision.ros.paths import resolve_package_path
 
-        files = [resolve_package_path(p) for p in params.get("adf_files", []) if p]
+        files = [p for p in params.get("adf_files", []) if p]
         if not files:
             raise ValueError("parameter file names no 'adf_files'")
-        self.model = Model.from_files(files)
+        self.model = load_scene(files, resolve=resolve_package_path).model
         self.data = self.model.create_data()
         self.report_distance = float(params.get("report_distance", 0.05))
         self.names, self.positions = [], []
@@ -185,10 +186,16 @@ def main(argv=None) -> int:
     view = LiveView(period=args.period, ansi=ansi)
 
     rclpy.init(args=["demo_viewer"] + ros_args)
-    node = rclpy.create_node("demo_viewer")
+    try:
+        node = rclpy.create_node("demo_viewer")
+    except RuntimeError:  # rclpy's RCLError: SIGINT/SIGTERM shut the context down meanwhile
+        if rclpy.ok():
+            raise
+        print("demo_viewer: stopped while starting", flush=True)
+        return 0
     state = SimpleNamespace(contacts=None, probes=None, count=0, t_rate=time.monotonic(), n_rate=0,
                             rate=0.0, compute=0.0, min_seen=math.inf, png=0, contact_png=False, last_png=-math.inf,
-                            png_ok=True)
+                            png_ok=True, renderer=None)
     ns = "/" + args.node_name.strip("/")
 
     def on_contacts(msg):
@@ -210,11 +217,7 @@ def main(argv=None) -> int:
     node.create_subscription(JointState, "joint_states",
                              lambda m: scene.set_joints(m.name, m.position), qos_profile_sensor_data)
 
-    def write_png(name="demo_scene.png"):
-        if not state.png_ok or state.contacts is None:
-            return
-        out = output_from_messages(state.contacts, state.probes, time.monotonic() - t_start, state.rate,
-                                   state.compute)
+    def render(name, out):
         try:
             state.png_ok = scene.render(out_dir / name, out)
         except Exception as err:  # never let the picture stop the demo
@@ -223,6 +226,23 @@ def main(argv=None) -> int:
             return
         if state.png_ok:
             state.png += 1
+
+    def write_png(name="demo_scene.png", wait=False):
+        """Render in a worker thread (one at a time; skipped while one runs), so that the
+        subscriptions keep being served while matplotlib draws; ``wait``: render here."""
+        if not state.png_ok or state.contacts is None:
+            return
+        out = output_from_messages(state.contacts, state.probes, time.monotonic() - t_start, state.rate,
+                                   state.compute)
+        if state.renderer is not None and state.renderer.is_alive():
+            if not wait:
+                return
+            state.renderer.join()
+        if wait:
+            render(name, out)
+        else:
+            state.renderer = threading.Thread(target=render, args=(name, out), daemon=True)
+            state.renderer.start()
 
     def tick():
         now = time.monotonic()
@@ -253,7 +273,7 @@ def main(argv=None) -> int:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        write_png()
+        write_png(wait=True)
         node.destroy_node()
         rclpy.try_shutdown()
     seen = f"{state.min_seen * 1e3:+.1f} mm" if math.isfinite(state.min_seen) else "none"

@@ -14,13 +14,23 @@ from __future__ import annotations
 
 import time
 
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
 from ambf_collision.demo.trajectory import JOINT_NAMES, demo_joint_array
+from ambf_collision.ros.parameters import NUMBER, STRING, Parameter, declare_parameters
 from ambf_collision.ros.run import run_node
+
+PARAMETERS = {
+    "rate": Parameter(50.0, NUMBER, "JointState messages per second (Hz)", 0.1, 10000.0),
+    "duration": Parameter(0.0, NUMBER, "stop after this many seconds (0: until SIGINT/SIGTERM)",
+                          0.0, 1e9),
+    "time_scale": Parameter(1.0, NUMBER, "script seconds per wall-clock second (0 freezes the "
+                            "pose)", 0.0, 100.0),
+    "start_time": Parameter(0.0, NUMBER, "script time (s) at start"),
+    "joint_prefix": Parameter("", STRING, "prefix added to every joint name"),
+}
 
 
 class JointPlayer(Node):
@@ -28,28 +38,12 @@ class JointPlayer(Node):
 
     def __init__(self):
         super().__init__("joint_player")
-
-        def rng(lo, hi):
-            return [FloatingPointRange(from_value=lo, to_value=hi)]
-
-        self.declare_parameter("rate", 50.0, ParameterDescriptor(
-            description="JointState messages per second (Hz)", floating_point_range=rng(0.1, 10000.0)))
-        self.declare_parameter("duration", 0.0, ParameterDescriptor(
-            description="Stop after this many seconds (0: until SIGINT/SIGTERM)",
-            floating_point_range=rng(0.0, 1e9)))
-        self.declare_parameter("time_scale", 1.0, ParameterDescriptor(
-            description="Script seconds per wall-clock second (0 freezes the pose)",
-            floating_point_range=rng(0.0, 100.0)))
-        self.declare_parameter("start_time", 0.0, ParameterDescriptor(
-            description="Script time (s) at start"))
-        self.declare_parameter("joint_prefix", "", ParameterDescriptor(
-            description="Prefix added to every joint name"))
-        p = self.get_parameter
-        self.rate = float(p("rate").value)
-        self.duration = float(p("duration").value)
-        self.time_scale = float(p("time_scale").value)
-        self.start_time = float(p("start_time").value)
-        prefix = str(p("joint_prefix").value)
+        p = declare_parameters(self, PARAMETERS)
+        self.rate = p["rate"]
+        self.duration = p["duration"]
+        self.time_scale = p["time_scale"]
+        self.start_time = p["start_time"]
+        prefix = p["joint_prefix"]
         self.msg = JointState()
         self.msg.name = [prefix + n for n in JOINT_NAMES]
         self.pub = self.create_publisher(JointState, "joint_states", qos_profile_sensor_data)

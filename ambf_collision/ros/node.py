@@ -1,22 +1,24 @@
 """The ``collision_monitor`` ROS 2 node: a thin adapter over ``monitor.CollisionMonitor``.
 
 Messages in -> monitor calls -> messages out. All decisions (merging, validation, status,
-staleness, rate cap, warning throttle, no NaN) live in ``monitor.py``; this module converts
-messages and clocks, looks up root transforms (``ros_tf.py``) and publishes.
+staleness, rate cap, warning throttle, no NaN) live in ``ambf_collision/monitor``; this module
+converts messages and clocks, looks up root transforms (``ros/tf.py``) and publishes.
 
-Topics (relative names are remappable; ``~`` is the node's name):
+Topics (relative names are remappable and take the node's namespace; ``~`` is the node's name):
 
-- in: ``joint_states`` (sensor_msgs/JointState, sensor-data QoS; several publishers with partial
-  joint sets merge); ``/tf``, ``/tf_static`` (only for ``root_frames``).
+- in: ``joint_state_topics`` (default ``joint_states``; sensor_msgs/JointState, sensor-data
+  QoS; several publishers and topics with partial joint sets merge); ``/tf``, ``/tf_static``
+  (only for ``root_frames``); ``/clock`` with ``use_sim_time``.
 - out: ``~/contacts`` (ContactArray) on every evaluation and at ``heartbeat_rate`` when no joint
   state arrives; ``~/probes`` (ProbeArray) with it when probe files are given; ``~/markers``
   (visualization_msgs/MarkerArray) at ``marker_rate`` only while someone subscribes;
-  ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) at 1 Hz.
+  ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) every ``diagnostics_period``.
 - services: ``~/enable`` (std_srvs/SetBool), ``~/reload`` (std_srvs/Trigger).
 
-Parameters: see ``config/collision_monitor.yaml`` (every one documented there) and
-:data:`PARAMETERS`. Times in seconds on the node's clock (ROS time, or sim time with
-``use_sim_time``); distances in metres.
+Parameters: ``ros/node_parameters.py`` (each one documented in ``config/collision_monitor.yaml``).
+Times in seconds on the node's clock (ROS time, or sim time with ``use_sim_time``); when that
+clock jumps back (a bag loop, a simulator reset) everything that depends on time is reset and
+the node publishes again at once.
 """
 
 from __future__ import annotations
@@ -26,137 +28,32 @@ import time
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import (FloatingPointRange, ParameterDescriptor, ParameterType,
-                                SetParametersResult)
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import JumpThreshold
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
 
-from ambf_collision.monitor import monitor as mon
+from ambf_collision.monitor.config import MonitorConfig
+from ambf_collision.monitor.monitor import CollisionMonitor
+from ambf_collision.monitor.scene import load_scene
 from ambf_collision.msg import ContactArray, ProbeArray
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        JointStateDecoder, ProbeArraySerializer, ProbeArrayWriter,
                                        Stamp, stamp_msg)
+from ambf_collision.ros.diagnostics import closure_summary, diagnostic_report, milliseconds
+from ambf_collision.ros.node_parameters import MONITOR_KEYS, PARAMETERS
+from ambf_collision.ros.parameters import ConfigError, declare_parameters, on_set_parameters
+from ambf_collision.ros.paths import resolve_package_path
 from ambf_collision.ros.run import run_node
 from ambf_collision.ros.tf import TfSource
 
-_D = ParameterType.PARAMETER_DOUBLE
-_B = ParameterType.PARAMETER_BOOL
-_S = ParameterType.PARAMETER_STRING
-_SA = ParameterType.PARAMETER_STRING_ARRAY
+__all__ = ["PARAMETERS", "CollisionMonitorNode", "ConfigError", "main"]
 
-# name: (default, type, description, (min, max) or None, read_only)
-PARAMETERS = {
-    "adf_files": ([""], _SA, "AMBF ADF files (paths: absolute, package://ambf_collision/..., or "
-                  "relative to the current folder / the package share folder), one world", None, True),
-    "probe_files": ([""], _SA, "tactile probe YAML files (same path rules); empty: no probes",
-                    None, True),
-    "world_frame": ("world", _S, "frame of every published position and of the root transforms",
-                    None, True),
-    "root_frames": ([""], _SA, "per ADF file (parallel to adf_files) the TF frame that places its "
-                    "root bodies (T_world_frame * T_location); '' = the ADF location in world_frame",
-                    None, True),
-    "ignore_pairs": ([""], _SA, "body pairs never checked, 'bodyA:bodyB' (fnmatch patterns)",
-                     None, True),
-    "check_pairs": ([""], _SA, "body pairs always checked, 'bodyA:bodyB' (fnmatch patterns)",
-                    None, True),
-    "report_distance": (0.05, _D, "pairs closer than this (m) are published as contacts",
-                        (0.0, 100.0), False),
-    "max_rate": (1000.0, _D, "cap on evaluations per second (Hz); joint states arriving faster "
-                 "are coalesced into the next allowed evaluation, the latest is never dropped",
-                 (0.01, 100000.0), False),
-    "heartbeat_rate": (10.0, _D, "status publications per second (Hz) while no joint state "
-                       "arrives", (0.01, 1000.0), False),
-    "joint_state_timeout": (0.5, _D, "joint states older than this (s) are STALE; 0 turns the "
-                            "check off", (0.0, 3600.0), False),
-    "transform_tolerance": (0.1, _D, "the latest root transform is used when it is at most this "
-                            "much (s) older than the joint-state stamp", (0.0, 3600.0), False),
-    "future_tolerance": (0.5, _D, "joint-state stamps further than this (s) in the future are "
-                         "rejected (BAD_JOINT_STATE)", (0.0, 3600.0), False),
-    "max_stamp_age": (60.0, _D, "joint-state stamps older than this (s) on arrival are rejected "
-                      "(BAD_JOINT_STATE)", (0.001, 1e9), False),
-    "publish_markers": (True, _B, "publish ~/markers (only while subscribed)", None, False),
-    "marker_rate": (20.0, _D, "marker arrays per second (Hz)", (0.01, 1000.0), False),
-}
-
-_CONFIG_KEYS = ("report_distance", "max_rate", "heartbeat_rate", "joint_state_timeout",
-                "future_tolerance", "max_stamp_age")
-_STRICTLY_POSITIVE = ("max_rate", "heartbeat_rate", "marker_rate", "max_stamp_age")
-_LEVELS = {mon.STATUS_OK: DiagnosticStatus.OK, mon.STATUS_DISABLED: DiagnosticStatus.OK,
-           mon.STATUS_STALE_JOINT_STATE: DiagnosticStatus.WARN,
-           mon.STATUS_NO_JOINT_STATE: DiagnosticStatus.WARN,
-           mon.STATUS_BAD_JOINT_STATE: DiagnosticStatus.ERROR,
-           mon.STATUS_TF_UNAVAILABLE: DiagnosticStatus.ERROR}
-
-
-class ConfigError(ValueError):
-    """A parameter value that makes the node unable to start (names the parameter)."""
-
-
-def _nonempty(values) -> list:
-    return [v for v in values if v]
-
-
-# ----------------------------------------------------------------------------- the scene
-
-
-class _EmptyModel:
-    """Stand-in when no ADF file is given: no joints, no pairs (the node only reports status)."""
-
-    joint_names: list = []
-    body_names: list = []
-
-    def create_data(self):
-        return None
-
-    def set_joint_positions(self, data, names, positions):
-        return list(names)
-
-    def evaluate(self, data, root_poses=None, report_distance=0.05, near_only=False):
-        from types import SimpleNamespace
-
-        import numpy as np
-
-        return SimpleNamespace(min_distance=math.inf, pairs_checked=0, distances=np.zeros(0),
-                               contacts=[])
-
-
-class Scene:
-    """What the ADF and probe files compile into: model, probe set and the probe callable."""
-
-    def __init__(self, adf_paths, probe_paths, ignore=(), check=()):
-        from ambf_collision.ros.paths import resolve_package_path
-
-        self.adf_paths = [resolve_package_path(p) for p in adf_paths]
-        self.probe_paths = [resolve_package_path(p) for p in probe_paths]
-        if self.adf_paths:
-            from ambf_collision.model.filtering import Overrides
-            from ambf_collision.model import Model
-
-            self.model = Model.from_files(self.adf_paths,
-                                          overrides=Overrides.from_strings(ignore, check))
-        else:
-            self.model = _EmptyModel()
-        self.probe_set = None
-        self._probe_run = None
-        specs = []
-        if self.probe_paths:
-            from ambf_collision.probes.probe_set import load_probe_file
-
-            for p in self.probe_paths:
-                specs += load_probe_file(p, self.model.body_names)
-            if specs and getattr(self.model, "link_shapes", None) is not None:
-                self._probe_run, self.probe_set = mon.model_probe_evaluator(self.model, specs)
-
-    def probe_callable(self):
-        """``probes(model, data, result)`` for the monitor, or None without probes."""
-        return self._probe_run
-
-
-# ----------------------------------------------------------------------------- the node
+NO_ADF = "no ADF file given (parameter adf_files): nothing is monitored"
 
 
 class CollisionMonitorNode(Node):
@@ -164,54 +61,35 @@ class CollisionMonitorNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__("collision_monitor", **kwargs)
+        p = declare_parameters(self, PARAMETERS)
+        self.params = p
+        self.world_frame = p["world_frame"]
+        self.root_frames = p["root_frames"] if any(p["root_frames"]) else []
+        self._check_lists(p)
+        self.config = MonitorConfig(**{k: p[k] for k in MONITOR_KEYS})
+        self.publish_markers = p["publish_markers"]
+        self.marker_rate = p["marker_rate"]
+
         # the node's clock is the system clock unless ROS time (use_sim_time) is active: told
-        # by the clock's own jump callback on activation and deactivation (see _now)
+        # by the clock's own jump callback, which also reports jumps back (see _on_clock_jump)
         clock = self.get_clock()
         self._ros_time_active = clock.ros_time_is_active
-        self._clock_change = clock.create_jump_callback(
-            JumpThreshold(min_forward=None, min_backward=None, on_clock_change=True),
-            post_callback=self._on_clock_change)
-        for name, (default, ptype, text, rng, ro) in PARAMETERS.items():
-            d = ParameterDescriptor(type=ptype, description=text, read_only=ro)
-            if rng is not None:
-                d.floating_point_range = [FloatingPointRange(from_value=rng[0], to_value=rng[1])]
-            self.declare_parameter(name, default, d)
-        p = {n: self.get_parameter(n).value for n in PARAMETERS}
-        self.world_frame = p["world_frame"]
-        self.adf_param = _nonempty(p["adf_files"])
-        self.probe_param = _nonempty(p["probe_files"])
-        self.overrides = (_nonempty(p["ignore_pairs"]), _nonempty(p["check_pairs"]))
-        self.root_frames = list(p["root_frames"])
-        if self.root_frames == [""]:
-            self.root_frames = [""] * len(self.adf_param)
-        if len(self.root_frames) != len(self.adf_param):
-            raise ConfigError(f"parameter root_frames: {len(self.root_frames)} entries for "
-                              f"{len(self.adf_param)} adf_files (give one frame per file, '' = none)")
-        self.config = mon.MonitorConfig(**{k: float(p[k]) for k in _CONFIG_KEYS})
-        try:
-            self.config.validate()
-        except ValueError as err:
-            raise ConfigError(str(err)) from None
-        self.publish_markers = bool(p["publish_markers"])
-        self.marker_rate = float(p["marker_rate"])
+        self._clock_jumps = clock.create_jump_callback(
+            JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1),
+                          on_clock_change=True), post_callback=self._on_clock_jump)
 
-        self.scene = Scene(self.adf_param, self.probe_param, *self.overrides)
-        self._install_scene(self.scene, previous=None)
-
-        self.tf = TfSource(self, float(p["transform_tolerance"]))
-        self._root_index = [i for i, f in enumerate(self.root_frames) if f]
-        self._root_poses = [None] * len(self.root_frames) if self._root_index else None
+        self.tf = TfSource(self, p["transform_tolerance"],
+                           force_fallback=p["tf_backend"] == "fallback")
+        self._root_poses = [None] * len(self.root_frames) if self.root_frames else None
         self._tf_reason = ""
-
-        # (float stamp, builtin Time or None: not built yet, sec, nanosec) of the last good
-        # joint state
-        self._stamp_pair = (None, None, 0, 0)
-        self._joint_state_decoder = JointStateDecoder()  # decode_joint_state, names reused
+        self._stamp_pair = (None, None, 0, 0)  # (float stamp, Time or None, sec, nanosec)
+        self._joint_state_decoder = JointStateDecoder()
         self._last_marker = -math.inf
         self.markers_published = 0
-        self._stats = {"cycles": 0, "compute": 0.0, "compute_max": 0.0, "cycle": 0.0,
-                       "cycle_max": 0.0}
+        self._stats = _CycleStats()
         self._last_out = None
+
+        self._install_scene(self._load_scene(), previous=None)
 
         self.contacts_pub = self.create_publisher(ContactArray, "~/contacts", 10)
         self.probes_pub = self.create_publisher(ProbeArray, "~/probes", 10)
@@ -221,82 +99,123 @@ class CollisionMonitorNode(Node):
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # raw: the serialized JointState is decoded here (names, positions, stamp only), which
         # costs a fraction of rclpy's conversion into a Python message
-        self.sub = self.create_subscription(JointState, "joint_states", self._on_joint_state_raw,
-                                            qos_profile_sensor_data, raw=True)
+        self.joint_state_subs = [
+            self.create_subscription(JointState, topic,
+                                     lambda data, source=i: self._on_joint_state_raw(data, source),
+                                     qos_profile_sensor_data, raw=True)
+            for i, topic in enumerate(p["joint_state_topics"])]
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.create_service(Trigger, "~/reload", self._on_reload)
         self.heartbeat_timer = self.create_timer(1.0 / self.config.heartbeat_rate, self._on_heartbeat)
         self.deferred_timer = self.create_timer(1.0 / self.config.max_rate, self._on_deferred)
         self.deferred_timer.cancel()
-        self.diag_timer = self.create_timer(1.0, self._on_diagnostics)
+        self.diag_timer = self.create_timer(p["diagnostics_period"], self._on_diagnostics)
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        topics = ", ".join(sub.topic_name for sub in self.joint_state_subs)
         self.get_logger().info(
-            f"collision_monitor: {len(self.adf_param)} ADF file(s), {len(self.model.joint_names)} "
-            f"joint(s), {self._probe_count()} probe(s), world frame '{self.world_frame}', "
-            f"TF: {self.tf.backend}")
+            f"{self.get_fully_qualified_name()}: {len(self.scene.adf_paths)} ADF file(s), "
+            f"{len(self.model.joint_names)} joint(s), {self.scene.probe_count()} probe(s), "
+            f"joint states from {topics}, world frame '{self.world_frame}', TF: {self.tf.backend}")
 
-    # -- scene -----------------------------------------------------------------------------
-    def _install_scene(self, scene: Scene, previous):
+    def _check_lists(self, p) -> None:
+        """Per-file and per-topic lists must match the files and topics (ConfigError)."""
+        n_files = len(p["adf_files"])
+        if self.root_frames and len(self.root_frames) != n_files:
+            raise ConfigError(f"parameter root_frames: {len(self.root_frames)} entries for "
+                              f"{n_files} adf_files (one frame per file, '' = none)")
+        ns = p["adf_namespaces"]
+        if ns and len(ns) != n_files:
+            raise ConfigError(f"parameter adf_namespaces: {len(ns)} entries for {n_files} "
+                              "adf_files (one per file)")
+        if p["tf_backend"] not in ("auto", "fallback"):
+            raise ConfigError(f"parameter tf_backend: must be 'auto' or 'fallback', "
+                              f"got {p['tf_backend']!r}")
+        if not p["joint_state_topics"]:
+            raise ConfigError("parameter joint_state_topics: names no topic")
+        files = p["joint_state_files"]
+        if files != [-1]:
+            if len(files) != len(p["joint_state_topics"]):
+                raise ConfigError(f"parameter joint_state_files: {len(files)} entries for "
+                                  f"{len(p['joint_state_topics'])} joint_state_topics (one per "
+                                  "topic, or [-1])")
+            bad = [f for f in files if not -1 <= f < n_files]
+            if bad:
+                raise ConfigError(f"parameter joint_state_files: {bad[0]} is not the index of "
+                                  f"one of the {n_files} adf_files (or -1)")
+
+    # -- scene -------------------------------------------------------------------------------
+    def _load_scene(self):
+        """The scene of the parameters (raises ValueError/OSError naming file, entry, key)."""
+        p = self.params
+        namespaces = p["adf_namespaces"] or None
+        scene = load_scene(p["adf_files"], p["probe_files"], namespaces=namespaces,
+                           ignore_pairs=p["ignore_pairs"], check_pairs=p["check_pairs"],
+                           coupling_files=p["coupling_files"], couplings=p["couplings"],
+                           resolve=resolve_package_path)
+        for line in scene.warnings:
+            self.get_logger().warning(line)
+        if scene.empty:
+            self.get_logger().warning(NO_ADF)
+        return scene
+
+    def _install_scene(self, scene, previous):
         """A fresh monitor for ``scene``; joint values known before carry over by name."""
-        monitor = mon.CollisionMonitor(scene.model, self.config, probes=scene.probe_callable())
+        files = self.params["joint_state_files"]
+        if files == [-1]:
+            files = [-1] * len(self.params["joint_state_topics"])
+        sources = [None if f < 0 else f for f in files]
+        monitor = CollisionMonitor(scene.model, self.config, probes=scene.probes,
+                                   required_joints=self.params["required_joints"],
+                                   joint_sources=sources,
+                                   idle_reason=NO_ADF if scene.empty else "")
         if previous is not None:
-            old = previous.merger
-            new = monitor.merger
-            for i, name in enumerate(new.joint_names):
-                j = old.index.get(name)
-                if j is not None and old.received[j]:
-                    new.positions[i] = old.positions[j]
-                    new.joint_stamps[i] = old.joint_stamps[j]
-                    new.received[i] = True
-            new.stamp, new.arrival, new.good_count = old.stamp, old.arrival, old.good_count
-            monitor.enabled = previous.enabled
+            monitor.take_over(previous)
         self.scene = scene
         self.model = scene.model
         self.monitor = monitor
         self.contact_writer = ContactArrayWriter(self.world_frame)
-        # contact arrays, too, go out as serialized bytes when they match the middleware's own
-        # serialization of the writer's message (checked once here); else as messages
+        # contact and probe arrays go out as serialized bytes when that matches the middleware's
+        # own serialization of the writer's message exactly (checked once here); else as messages
         cser = ContactArraySerializer(self.world_frame)
         self.contact_serializer = cser if cser.matches(self.contact_writer) else None
         ps = scene.probe_set
-        self.probe_writer = (ProbeArrayWriter(self.world_frame, ps.names, ps.result.body,
-                                              scene.model.body_names) if ps is not None else None)
-        # probe arrays are published as serialized bytes when that matches the middleware's own
-        # serialization of the message exactly (checked once here); else as messages
-        self.probe_serializer = None
+        self.probe_writer = self.probe_serializer = None
         if ps is not None:
+            self.probe_writer = ProbeArrayWriter(self.world_frame, ps.names, ps.result.body,
+                                                 scene.model.body_names)
             ser = ProbeArraySerializer(self.world_frame, ps.names, ps.result.body,
                                        scene.model.body_names)
-            if ser.matches(self.probe_writer):
-                self.probe_serializer = ser
+            self.probe_serializer = ser if ser.matches(self.probe_writer) else None
 
-    def _probe_count(self) -> int:
-        return len(self.scene.probe_set) if self.scene.probe_set is not None else 0
-
-    # -- clock -----------------------------------------------------------------------------
+    # -- clock -------------------------------------------------------------------------------
     def _now(self) -> float:
         """The node's clock (s). Without ROS time it reads what rcl's system clock reads
-        (CLOCK_REALTIME, as ``time.time_ns``) directly: ``Clock.now()`` builds an rclpy ``Time``
-        (~20 us with cold caches, ~3 us for ``time.time_ns``)."""
+        (CLOCK_REALTIME, as ``time.time_ns``) directly, without building an rclpy ``Time``."""
         if self._ros_time_active:
             return self.get_clock().now().nanoseconds * 1e-9
         return time.time_ns() * 1e-9
 
-    def _on_clock_change(self, jump) -> None:
-        """ROS time (use_sim_time) activated or deactivated: :meth:`_now` follows."""
+    def _on_clock_jump(self, jump) -> None:
+        """ROS time activated or deactivated (:meth:`_now` follows), or the clock jumped back: a
+        bag loop or a simulator reset. Then every time the node remembers lies in the future:
+        the monitor's schedule and ages, the TF buffer and the marker timer are reset, and an
+        output goes out at once."""
         self._ros_time_active = self.get_clock().ros_time_is_active
+        delta = jump.delta.nanoseconds * 1e-9
+        if delta >= 0.0:
+            return
+        now = self._now()
+        self.get_logger().warning(f"clock jumped back by {-delta:.3f} s to {now:.3f} s: "
+                                  "rate limiter, heartbeat, joint-state ages and TF cleared")
+        self.monitor.on_clock_jump_back(now)
+        self.tf.clear()
+        self._last_marker = -math.inf
+        self._cycle(now, time.perf_counter(), force=True)
 
-    # -- inputs ----------------------------------------------------------------------------
-    def _on_joint_state(self, msg: JointState):
-        """A ``JointState`` message object."""
-        t0 = time.perf_counter()
-        st = msg.header.stamp
-        self._joint_state(msg.name, msg.position, st.sec, st.nanosec, st, t0)
-
-    def _on_joint_state_raw(self, data: bytes):
+    # -- inputs ------------------------------------------------------------------------------
+    def _on_joint_state_raw(self, data: bytes, source: int = 0):
         """A serialized ``JointState`` (the subscription's raw callback): decoded by
-        ``JointStateDecoder`` (``decode_joint_state``, the names of a repeated name block reused);
-        other encodings, and data it finds malformed, go through rclpy's
+        ``JointStateDecoder``; other encodings, and data it finds malformed, go through rclpy's
         deserializer; data that rclpy cannot read either is dropped with a throttled warning."""
         t0 = time.perf_counter()
         try:
@@ -311,25 +230,26 @@ class CollisionMonitorNode(Node):
                                           throttle_duration_sec=5.0)
                 return
             st = msg.header.stamp
-            self._joint_state(msg.name, msg.position, st.sec, st.nanosec, st, t0)
+            self._joint_state(msg.name, msg.position, st.sec, st.nanosec, st, t0, source)
         else:
             names, positions, sec, nanosec = decoded
-            self._joint_state(names, positions, sec, nanosec, None, t0)
+            self._joint_state(names, positions, sec, nanosec, None, t0, source)
 
-    def _joint_state(self, names, positions, sec: int, nanosec: int, st, t0: float):
+    def _joint_state(self, names, positions, sec, nanosec, st, t0: float, source: int):
         """``st``: the message's ``builtin_interfaces/Time`` (None: made from sec, nanosec
         when the state is accepted), republished as the outputs' stamp."""
         now = self._now()
-        stamp = sec + nanosec * 1e-9
-        accepted, _ = self.monitor.on_joint_state(names, positions, stamp, now)
-        if accepted:  # the Time message is built only if a message (not bytes) needs it
+        accepted, _ = self.monitor.on_joint_state(names, positions, sec + nanosec * 1e-9, now,
+                                                  source)
+        if accepted:
             self._stamp_pair = (self.monitor.merger.stamp, st, sec, nanosec)
         self._cycle(now, t0)
 
     def _on_heartbeat(self):
         now = self._now()
         period = 1.0 / self.monitor.config.heartbeat_rate
-        if now - self.monitor.last_output_time >= 0.5 * period:
+        since = now - self.monitor.last_output_time
+        if since >= 0.5 * period or since < 0.0:
             self._cycle(now, time.perf_counter(), force=True)
 
     def _on_deferred(self):
@@ -339,20 +259,22 @@ class CollisionMonitorNode(Node):
     def _update_root_poses(self, now: float) -> bool:
         """Look up every file's root frame (latest within the tolerance); False when one is
         missing (its reason kept for the warning)."""
-        if not self._root_index:
+        if not self.root_frames:
             return True
         m = self.monitor.merger
         stamp = m.stamp if m.good_count else now
-        for i in self._root_index:
-            pose, why = self.tf.lookup(self.world_frame, self.root_frames[i], stamp)
+        for i, frame in enumerate(self.root_frames):
+            if not frame:
+                continue
+            pose, why = self.tf.lookup(self.world_frame, frame, stamp)
             if pose is None:
-                self._tf_reason = f"root frame of {self.adf_param[i]}: {why}"
+                self._tf_reason = f"root frame of {self.scene.adf_paths[i]}: {why}"
                 return False
             self._root_poses[i] = pose
         self._tf_reason = ""
         return True
 
-    # -- one cycle -------------------------------------------------------------------------
+    # -- one cycle ---------------------------------------------------------------------------
     def _cycle(self, now: float, t0: float, force: bool = False):
         monitor = self.monitor
         if not (force or monitor.limiter.due(now)):
@@ -367,14 +289,8 @@ class CollisionMonitorNode(Node):
             self.get_logger().warning(w)
         if not tf_ok:
             self.get_logger().warning(f"TF unavailable: {self._tf_reason}", throttle_duration_sec=5.0)
-        s = self._stats
-        cycle = time.perf_counter() - t0
         if out.evaluated:
-            s["cycles"] += 1
-            s["compute"] += out.compute_time
-            s["compute_max"] = max(s["compute_max"], out.compute_time)
-            s["cycle"] += cycle
-            s["cycle_max"] = max(s["cycle_max"], cycle)
+            self._stats.add(out.compute_time, time.perf_counter() - t0)
         self._last_out = out
 
     def _stamp(self, out) -> Time:
@@ -397,9 +313,6 @@ class CollisionMonitorNode(Node):
     def _publish_contacts(self, out):
         """``~/contacts``, called by ``monitor.step`` as soon as the contacts are final (before
         the probes are evaluated)."""
-        if (isinstance(self.monitor.model, _EmptyModel) and out.status == mon.STATUS_OK
-                and self.monitor.merger.good_count == 0):
-            out.status, out.reason = mon.STATUS_NO_JOINT_STATE, "no joint state yet"
         cser = self.contact_serializer
         self.contacts_pub.publish(cser.serialize(out, self._serializer_stamp(out))
                                   if cser is not None
@@ -417,44 +330,38 @@ class CollisionMonitorNode(Node):
                                                       out.probes))
             else:
                 self.probes_pub.publish(pw.fill(out.status, self._stamp(out), out.probes))
-        if (self.publish_markers and out.result is not None
+        if (self.publish_markers and out.result is not None and not self.scene.empty
                 and now - self._last_marker >= 1.0 / self.marker_rate
                 and self.markers_pub.get_subscription_count() > 0):
             self._last_marker = now
             self._publish_markers(out, self._stamp(out))
 
     def _publish_markers(self, out, stamp):
-        try:
-            from ambf_collision.ros.markers import build_markers
-        except ImportError as err:
-            self.get_logger().warning(f"markers unavailable: {err}", throttle_duration_sec=30.0)
-            return
-        if isinstance(self.model, _EmptyModel):
-            return
+        from ambf_collision.ros.markers import build_markers
+
         arr = build_markers(self.model, out.result, out.probes, self.world_frame, stamp,
                             near=self.monitor.config.report_distance)
         self.markers_pub.publish(arr)
         self.markers_published += 1
 
-    # -- diagnostics -----------------------------------------------------------------------
+    # -- diagnostics -------------------------------------------------------------------------
     def _on_diagnostics(self):
         now = self._now()
         out = self._last_out
         m = self.monitor
-        s = self._stats
-        n = s["cycles"]
-        status = out.status if out is not None else mon.STATUS_NO_JOINT_STATE
-        reason = out.reason if out is not None else "no output yet"
-        if status == mon.STATUS_TF_UNAVAILABLE and self._tf_reason:
+        if out is None:
+            status, reason = m.status(now)[:2]
+        else:
+            status, reason = out.status, out.reason
+        if self._tf_reason and out is not None and not out.evaluated:
             reason = self._tf_reason
-        evals = [t for t in m._eval_times if now - t <= m.RATE_WINDOW]
+        s = self._stats
         values = {
-            "status": mon.STATUS_NAMES.get(status, str(status)),
-            "evaluation_rate_hz": f"{len(evals) / m.RATE_WINDOW:.1f}",
-            "compute_time_ms": f"{1e3 * s['compute'] / n:.4f}" if n else "nan",
-            "compute_time_max_ms": f"{1e3 * s['compute_max']:.4f}",
-            "cycle_time_ms": f"{1e3 * s['cycle'] / n:.4f}" if n else "nan",
-            "cycle_time_max_ms": f"{1e3 * s['cycle_max']:.4f}",
+            "evaluation_rate_hz": f"{m.evaluation_rate(now):.1f}",
+            "compute_time_ms": milliseconds(s.mean("compute")),
+            "compute_time_max_ms": milliseconds(s.compute_max),
+            "cycle_time_ms": milliseconds(s.mean("cycle")),
+            "cycle_time_max_ms": milliseconds(s.cycle_max),
             "joint_state_age_s": f"{m.merger.age(now):.4f}",
             "min_distance_m": f"{out.min_distance:.6f}" if out is not None else "inf",
             "pairs_checked": str(out.pairs_checked if out is not None else 0),
@@ -462,22 +369,22 @@ class CollisionMonitorNode(Node):
             "joint_states_good": str(m.merger.good_count),
             "joint_states_bad": str(m.merger.bad_count),
             "coalesced": str(m.limiter.coalesced),
-            "probes": str(self._probe_count()),
+            "probes": str(self.scene.probe_count()),
             "markers_published": str(self.markers_published),
             "tf_backend": self.tf.backend,
         }
-        for k in ("cycles", "compute", "compute_max", "cycle", "cycle_max"):
-            s[k] = 0 if k == "cycles" else 0.0
-        st = DiagnosticStatus(level=_LEVELS.get(status, DiagnosticStatus.WARN),
-                              name=f"{self.get_name()}: collision monitor",
-                              message=mon.STATUS_NAMES.get(status, "") + (f": {reason}" if reason else ""),
-                              hardware_id=self.get_fully_qualified_name(),
+        s.reset()
+        closure = closure_summary(self.model, out.result) if out is not None and out.result else {}
+        level, message, values = diagnostic_report(status, reason, values, m.unreceived(),
+                                                   closure)
+        st = DiagnosticStatus(level=bytes([level]), name=f"{self.get_name()}: collision monitor",
+                              message=message, hardware_id=self.get_fully_qualified_name(),
                               values=[KeyValue(key=k, value=v) for k, v in values.items()])
         arr = DiagnosticArray(status=[st])
         arr.header.stamp = self.get_clock().now().to_msg()
         self.diag_pub.publish(arr)
 
-    # -- services --------------------------------------------------------------------------
+    # -- services ----------------------------------------------------------------------------
     def _on_enable(self, request, response):
         now = self._now()
         self.monitor.set_enabled(bool(request.data), now)
@@ -488,7 +395,7 @@ class CollisionMonitorNode(Node):
 
     def _on_reload(self, request, response):
         try:
-            scene = Scene(self.adf_param, self.probe_param, *self.overrides)
+            scene = self._load_scene()
         except (ValueError, OSError) as err:  # AdfError, ProbeError, ShapeError, missing file
             response.success = False
             response.message = f"reload failed, previous model kept: {err}"
@@ -497,35 +404,23 @@ class CollisionMonitorNode(Node):
         self._install_scene(scene, previous=self.monitor)
         response.success = True
         response.message = (f"reloaded {len(scene.adf_paths)} ADF file(s), "
-                            f"{self._probe_count()} probe(s), {len(self.model.joint_names)} joint(s)")
+                            f"{scene.probe_count()} probe(s), {len(self.model.joint_names)} joint(s)")
         self.get_logger().info(response.message)
         self._cycle(self._now(), time.perf_counter(), force=True)
         return response
 
-    # -- run-time parameters ---------------------------------------------------------------
+    # -- run-time parameters -----------------------------------------------------------------
     def _on_set_parameters(self, params) -> SetParametersResult:
-        changes = {}
-        other = {}
-        for prm in params:
-            name, value = prm.name, prm.value
-            if name not in PARAMETERS:
-                continue
-            if isinstance(value, float) and not math.isfinite(value):
-                return SetParametersResult(successful=False, reason=f"{name}: must be finite")
-            if name in _STRICTLY_POSITIVE and not value > 0.0:
-                return SetParametersResult(successful=False,
-                                           reason=f"{name}: must be > 0, got {value}")
-            if name in _CONFIG_KEYS:
-                changes[name] = float(value)
-            else:
-                other[name] = value
-        if "transform_tolerance" in other and not other["transform_tolerance"] >= 0.0:
-            return SetParametersResult(successful=False, reason="transform_tolerance: must be >= 0")
-        if changes:
+        changes, reason = on_set_parameters(PARAMETERS, params)
+        if changes is None:
+            return SetParametersResult(successful=False, reason=reason)
+        monitor_changes = {k: v for k, v in changes.items() if k in MONITOR_KEYS}
+        if monitor_changes:
             try:
-                self.config = self.monitor.update_config(**changes)
+                self.config = self.monitor.update_config(**monitor_changes)
             except ValueError as err:
                 return SetParametersResult(successful=False, reason=str(err))
+        self.params.update(changes)
         if "heartbeat_rate" in changes:
             self.destroy_timer(self.heartbeat_timer)
             self.heartbeat_timer = self.create_timer(1.0 / self.config.heartbeat_rate,
@@ -534,13 +429,37 @@ class CollisionMonitorNode(Node):
             self.destroy_timer(self.deferred_timer)
             self.deferred_timer = self.create_timer(1.0 / self.config.max_rate, self._on_deferred)
             self.deferred_timer.cancel()
-        if "transform_tolerance" in other:
-            self.tf.tolerance = float(other["transform_tolerance"])
-        if "publish_markers" in other:
-            self.publish_markers = bool(other["publish_markers"])
-        if "marker_rate" in other:
-            self.marker_rate = float(other["marker_rate"])
+        if "diagnostics_period" in changes:
+            self.destroy_timer(self.diag_timer)
+            self.diag_timer = self.create_timer(changes["diagnostics_period"], self._on_diagnostics)
+        if "transform_tolerance" in changes:
+            self.tf.tolerance = changes["transform_tolerance"]
+        if "publish_markers" in changes:
+            self.publish_markers = changes["publish_markers"]
+        if "marker_rate" in changes:
+            self.marker_rate = changes["marker_rate"]
         return SetParametersResult(successful=True)
+
+
+class _CycleStats:
+    """Compute and cycle times (s) of the evaluations since the last diagnostics message."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.cycles = 0
+        self.compute = self.cycle = self.compute_max = self.cycle_max = 0.0
+
+    def add(self, compute: float, cycle: float):
+        self.cycles += 1
+        self.compute += compute
+        self.cycle += cycle
+        self.compute_max = max(self.compute_max, compute)
+        self.cycle_max = max(self.cycle_max, cycle)
+
+    def mean(self, name: str) -> float:
+        return getattr(self, name) / self.cycles if self.cycles else math.nan
 
 
 def main(argv=None) -> int:

@@ -41,12 +41,12 @@ def package_share_dir(package: str = PACKAGE) -> Path | None:
 
 def default_base_dirs(package: str = PACKAGE) -> list[Path]:
     """Where relative paths are looked up: the current directory, then the package share folder,
-    then the source checkout this module lives in (its parent folder is the repository root)."""
+    then the source checkout this module lives in (ambf_collision/ros/ under the repository root)."""
     dirs = [Path.cwd()]
     share = package_share_dir(package)
     if share is not None:
         dirs.append(share)
-    dirs.append(Path(__file__).resolve().parents[1])
+    dirs.append(Path(__file__).resolve().parents[2])
     unique = []
     for d in dirs:
         if d not in unique:
@@ -69,7 +69,7 @@ def resolve_package_path(path, base_dirs=None, must_exist: bool = False) -> str:
         share = package_share_dir(package)
         candidates = [share / rel] if share is not None else []
         if package == PACKAGE:  # the source checkout holds the same files
-            candidates.append(Path(__file__).resolve().parents[1] / rel)
+            candidates.append(Path(__file__).resolve().parents[2] / rel)
         if not candidates:
             raise FileNotFoundError(f"{text}: package '{package}' not found in the ament index")
     else:

@@ -22,6 +22,7 @@ import signal
 import sys
 
 import rclpy
+from rclpy.exceptions import NameValidationException, ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
@@ -31,24 +32,36 @@ except ImportError:  # older rclpy
     _Executor = SingleThreadedExecutor
 
 
+# What building a node may raise for a bad file or parameter (AdfError, ProbeError, ShapeError and
+# ConfigError are ValueErrors; rclpy's RCLError, a RuntimeError, comes from rcl itself, e.g. a
+# topic name that is not valid).
+_START_ERRORS = (ValueError, OSError, ParameterException, NameValidationException, RuntimeError)
+
+
 def run_node(make_node, name: str, argv=None, done=lambda node: False) -> int:
     """Build the node with ``make_node()`` and spin it until SIGINT/SIGTERM or ``done(node)``.
 
-    Returns the exit status: 0 after a signal or ``done``; 2 when ``make_node`` raises
-    ``ValueError``/``OSError`` (bad file or parameter: one line ``<name>: error: ...`` on
-    stderr, no traceback).
+    Returns the exit status: 0 after a signal or ``done``; 2 with one line ``<name>: error: ...``
+    on stderr (no traceback) when the command line or a parameter file cannot be read, or
+    ``make_node`` refuses a file or parameter (``ValueError``, ``OSError``, rclpy's parameter,
+    name and rcl errors).
     """
     stop = []
-    rclpy.init(args=argv if argv is not None else sys.argv,
-               signal_handler_options=SignalHandlerOptions.NO)
+    args = list(argv if argv is not None else sys.argv)
+    try:
+        check_parameter_files(args)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except Exception as err:  # noqa: BLE001 - rcl's argument / parameter-file errors
+        print(f"{name}: error: {_one_line(err)}", file=sys.stderr)
+        return 2
     old = {s: signal.signal(s, lambda signum, frame: stop.append(signum))
            for s in (signal.SIGINT, signal.SIGTERM)}
     node = executor = None
     try:
         try:
             node = make_node()
-        except (ValueError, OSError) as err:  # AdfError / ProbeError / ShapeError / bad parameter
-            print(f"{name}: error: {err}", file=sys.stderr)
+        except _START_ERRORS as err:  # bad file or parameter
+            print(f"{name}: error: {_one_line(err)}", file=sys.stderr)
             return 2
         gc.collect()
         gc.freeze()  # long-lived start-up objects: never scanned again by a full collection
@@ -67,3 +80,59 @@ def run_node(make_node, name: str, argv=None, done=lambda node: False) -> int:
             node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def _tag_blind_loader():
+    """A ``yaml.SafeLoader`` that reads any tag as the plain node it tags: launch_ros writes
+    lists as ``!!python/tuple``, which rcl reads as plain sequences. It builds no objects."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def plain(loader, suffix, node):
+        if isinstance(node, yaml.MappingNode):
+            return loader.construct_mapping(node)
+        if isinstance(node, yaml.SequenceNode):
+            return loader.construct_sequence(node)
+        return loader.construct_scalar(node)
+
+    Loader.add_multi_constructor("", plain)
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", plain)
+    return Loader
+
+
+def check_parameter_files(args) -> None:
+    """Read every ``--params-file`` of the ROS arguments before rcl does: a missing, unreadable
+    or malformed file is a ``ValueError`` naming it (rcl would log its own error line first).
+    rcl's own checks of the contents still follow."""
+    import yaml
+
+    ros_args = False
+    for i, a in enumerate(args):
+        if a == "--ros-args":
+            ros_args = True
+        elif a == "--" or a == "--ros-args-end":
+            ros_args = False
+        elif ros_args and a == "--params-file" and i + 1 < len(args):
+            path = args[i + 1]
+            try:
+                with open(path, encoding="utf-8") as f:
+                    doc = yaml.load(f, Loader=_tag_blind_loader())  # noqa: S506 - plain data
+            except OSError as err:
+                raise ValueError(f"parameter file {path}: cannot be read ({err.strerror})") from None
+            except yaml.YAMLError as err:
+                mark = getattr(err, "problem_mark", None)
+                where = f" at line {mark.line + 1}" if mark is not None else ""
+                raise ValueError(f"parameter file {path}: not valid YAML{where}") from None
+            if not isinstance(doc, dict) or not all(
+                    isinstance(v, dict) and isinstance(v.get("ros__parameters"), dict)
+                    for v in doc.values()):
+                raise ValueError(f"parameter file {path}: must map node names (or /**) to "
+                                 "'ros__parameters:' mappings")
+
+
+def _one_line(err: BaseException) -> str:
+    """The message of ``err`` on one line (rcl's messages carry newlines and an error trail)."""
+    text = " ".join(str(err).split())
+    return text.split(", at ")[0] if "rcl" in text else text

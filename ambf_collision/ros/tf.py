@@ -3,17 +3,20 @@
 ``TfSource(node, tolerance)`` answers ``lookup(target, source, stamp) -> (R, t) | None`` with the
 pose of frame ``source`` in frame ``target`` (``x_target = R @ x_source + t``; metres).
 
-- With ``tf2_ros`` importable (a full ROS 2 install): a ``tf2_ros.Buffer`` fed by a
-  ``TransformListener``. The transform at ``stamp`` is used when the buffer has it; otherwise the
-  latest one, if it is no older than ``stamp - tolerance`` (``can_transform`` with zero timeout,
-  no waiting lookups).
+- With ``tf2_ros`` importable (a full ROS 2 install, or the wheel environment, which builds it
+  from source): a ``tf2_ros.Buffer`` created with the node (so it runs on the node's clock, sim
+  time included, and clears itself when that clock jumps back) fed by a ``TransformListener``.
+  The transform at ``stamp`` is used when the buffer has it; otherwise the latest one, if it is
+  no older than ``stamp - tolerance`` (``can_transform`` with zero timeout, no waiting lookups).
 - Without it (the PyPI wheel environment): :class:`TransformCache`, a small buffer fed by
   subscriptions to ``/tf`` and ``/tf_static`` (``tf2_msgs/TFMessage``; ``/tf_static`` with
   transient-local durability, as static broadcasters publish). It keeps the latest transform per
   child frame, composes chains through the tree, and accepts a dynamic link when its stamp is no
   older than ``stamp - tolerance``; static links never expire.
 
-``TransformCache`` is pure Python + NumPy and is tested without ROS (test/test_ros_tf.py).
+Both backends read frame names the same way: a leading ``/`` (``/world``, as ROS 1 wrote them)
+is dropped, as tf2 drops it from the transforms it receives; static transforms hold at any stamp.
+``TransformCache`` is pure Python + NumPy and is tested without ROS (test/ros/test_ros_tf.py).
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ class TransformCache:
 
     def __len__(self):
         return len(self._links)
+
+    def clear_dynamic(self) -> None:
+        """Forget every dynamic link (the clock jumped back); static links stay."""
+        self._links = {k: v for k, v in self._links.items() if v[4]}
 
     def frames(self) -> set:
         """Every frame named so far (children and parents)."""
@@ -154,7 +161,7 @@ class TfSource:
         if tf2_ros is not None:
             self.backend = "tf2_ros"
             self._tf2 = tf2_ros
-            self._buffer = tf2_ros.Buffer()
+            self._buffer = tf2_ros.Buffer(node=node)
             self._listener = tf2_ros.TransformListener(self._buffer, node, spin_thread=False)
             return
         try:
@@ -181,9 +188,17 @@ class TfSource:
                                            (r.x, r.y, r.z, r.w), (p.x, p.y, p.z),
                                            _stamp_sec(ts.header.stamp), static)
 
+    def clear(self) -> None:
+        """Forget the dynamic transforms received so far (the clock jumped back)."""
+        if self.cache is not None:
+            self.cache.clear_dynamic()
+        elif self._buffer is not None:
+            self._buffer.clear()
+
     def lookup(self, target: str, source: str, stamp: float):
         """``((R, t), "")`` for ``source`` in ``target`` at ``stamp`` (s), or ``(None, reason)``."""
-        if target.lstrip("/") == source.lstrip("/"):
+        target, source = target.lstrip("/"), source.lstrip("/")
+        if target == source:
             return (np.eye(3), np.zeros(3)), ""
         if self.backend == "fallback":
             return self.cache.lookup(target, source, stamp, self.tolerance)

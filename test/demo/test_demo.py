@@ -74,11 +74,13 @@ def test_run_demo_with_duration(tmp_path):
     assert elapsed < 45, f"took {elapsed:.1f} s"
     assert "Traceback" not in out + err
     mins = [float(m) for m in re.findall(r"min\s+([+-]\d+\.\d) mm", out)]
-    assert len(mins) >= 5, out[-2000:]
-    # the first 8 s of the demo script reach the self-contact hold (3.5-4.5 s): a penetration
-    assert min(mins) < 0.0, f"no contact seen: {sorted(mins)[:5]}"
+    assert len(mins) >= 3, out[-2000:]
+    # the first 8 s of the demo script reach the self-contact hold (3.5-4.5 s): a penetration,
+    # in the smallest distance over every message the viewer received (its periodic lines are
+    # samples, which a loaded machine can space out past the 1 s hold)
+    seen = re.search(r"smallest distance seen ([+-]\d+\.\d) mm", out)
+    assert seen and float(seen.group(1)) < 0.0, out[-2000:]
     assert "closest:" in out and "probes:" in out
-    assert "smallest distance seen -" in out
     _check_png(out_png)
     time.sleep(0.5)
     assert _demo_processes(domain) == []
@@ -100,7 +102,7 @@ def test_run_demo_stops_cleanly_on_sigterm(tmp_path):
         out, err = proc.communicate()
         pytest.fail("run_demo.sh did not stop within 20 s of SIGTERM")
     assert proc.returncode == 0, err[-2000:]
-    assert "Traceback" not in out + err
+    assert "Traceback" not in out + err, (out + err)[-3000:]
     assert "run_demo: stopped" in out
     time.sleep(0.5)
     assert _demo_processes(domain) == []

@@ -6,6 +6,7 @@ import math
 import signal
 
 import pytest
+from conftest import DEMO_ARM
 from ros_harness import NodeProcess, domain, peer  # noqa: F401  (fixtures)
 
 from ambf_collision.msg import ContactArray  # noqa: E402
@@ -19,28 +20,34 @@ def _collect(peer, topic="/collision_monitor/contacts"):
     return got
 
 
-def test_status_is_no_joint_state_until_one_arrives_then_ok(domain, peer):
-    node = NodeProcess(domain, {"heartbeat_rate": 20.0})
+def test_node_without_adf_file_says_so(domain, peer):
+    """Before: NO_JOINT_STATE and no word about the missing files, and an empty joint state
+    turned it OK while nothing was monitored. Now: DISABLED with the reason in /diagnostics
+    (level WARN) and a warning in the log, whatever joint states arrive."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    node = NodeProcess(domain, {"heartbeat_rate": 20.0, "diagnostics_period": 0.2})
     try:
         got = _collect(peer)
-        assert peer.spin_until(lambda: len(got) >= 3, timeout=20.0), "no ContactArray arrived"
-        assert all(m.status == ContactArray.STATUS_NO_JOINT_STATE for m in got)
-        assert all(math.isinf(m.min_distance) and m.pairs_checked == 0 for m in got)
-        assert got[-1].header.frame_id == "world"
-
+        diags = []
+        peer.node.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 10)
+        assert peer.spin_until(lambda: len(got) >= 3 and diags, timeout=20.0), "nothing arrived"
         pub = peer.node.create_publisher(JointState, "/joint_states", qos_profile_sensor_data)
         js = JointState(name=[], position=[])
-        js.header.stamp = peer.node.get_clock().now().to_msg()  # far-past stamps are BAD (issue 6)
-        for _ in range(100):
+        js.header.stamp = peer.node.get_clock().now().to_msg()
+        for _ in range(10):
             pub.publish(js)
-            if peer.spin_until(lambda: got[-1].status == ContactArray.STATUS_OK, timeout=0.1):
-                break
-        assert got[-1].status == ContactArray.STATUS_OK
-        assert got[-1].header.stamp == js.header.stamp, "header stamp must be the joint-state stamp used"
+            peer.spin_for(0.05)
+        assert all(m.status == ContactArray.STATUS_DISABLED for m in got)
+        assert all(math.isinf(m.min_distance) and m.pairs_checked == 0 for m in got)
+        assert got[-1].header.frame_id == "world"
+        st = diags[-1].status[0]
+        assert st.level == DiagnosticStatus.WARN and "no ADF file given" in st.message
     finally:
-        code, _, err = node.stop()
+        code, out, err = node.stop()
     assert code == 0, err
     assert "Traceback" not in err
+    assert "no ADF file given (parameter adf_files)" in out + err
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -70,12 +77,14 @@ def test_unreadable_joint_state_bytes_are_survived(domain, peer):
     echoed)."""
     from rclpy.serialization import serialize_message
 
-    node = NodeProcess(domain, {"heartbeat_rate": 20.0})
+    node = NodeProcess(domain, {"heartbeat_rate": 20.0, "adf_files": [str(DEMO_ARM)]})
     try:
         got = _collect(peer)
         assert peer.spin_until(lambda: len(got) >= 1, timeout=20.0), "no ContactArray arrived"
         pub = peer.node.create_publisher(JointState, "/joint_states", qos_profile_sensor_data)
-        js = JointState(name=[], position=[])
+        # the fix of issue 12 #7: publish only once the node's subscription is discovered
+        assert peer.spin_until(lambda: pub.get_subscription_count() > 0, timeout=20.0)
+        js = JointState(name=["shoulder_yaw"], position=[0.0])
         js.header.stamp = peer.node.get_clock().now().to_msg()
         good = serialize_message(js)
         for bad in (b"\x00\x01\x00\x00garbage!", good[:9], b"\x00\x05" + good[2:], b"\x00\x01"):

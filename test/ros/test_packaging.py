@@ -54,7 +54,8 @@ def test_pip_install_gives_the_command(tmp_path):
     # Install from a copy of the source (pip builds in the tree; keep the checkout clean).
     src = tmp_path / "src"
     shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".ws", "build", "demo_output", "*.egg-info", "__pycache__", ".hypothesis"))
+        ".git", ".venv*", ".ws*", "build", "demo_output", "*.egg-info", "__pycache__",
+        ".hypothesis"), symlinks=True)
     # A real `pip install` (build isolation fetches setuptools from the package registry); the
     # dependencies (numpy, PyYAML, coal) are the ones already installed here.
     r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
@@ -74,3 +75,50 @@ def test_pip_install_gives_the_command(tmp_path):
     assert report["pairs_checked"] > 0
     assert "/ambf/env/fingertip" in report["bodies"] or any(
         name.endswith("fingertip") for name in report["bodies"])
+
+
+def test_cli_in_the_ros_install(tmp_path):
+    """`ros2 run ambf_collision ambf-collision ...` runs lib/ambf_collision/ambf-collision (ros2cli
+    is not on PyPI, so the installed program is run as `ros2 run` would), and `ambf-collision`
+    is on PATH after `source scripts/activate.sh` (issue 12 #6: neither existed)."""
+    import pytest
+
+    pytest.importorskip("ament_index_python", reason="not in a ROS install: run `make test`")
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+
+    try:
+        prefix = Path(get_package_prefix("ambf_collision"))
+    except PackageNotFoundError:
+        pytest.skip("ambf_collision not built/sourced: run `make test`")
+    demo = REPO / "examples" / "demo" / "demo_arm.yaml"
+    on_path = shutil.which("ambf-collision")
+    assert on_path is not None, "ambf-collision not on PATH"
+    assert Path(on_path).resolve() == (prefix / "bin" / "ambf-collision").resolve()
+    for exe in (prefix / "lib" / "ambf_collision" / "ambf-collision", Path(on_path)):
+        out = subprocess.run([str(exe), "check", str(demo), "--json"], capture_output=True,
+                             text=True, cwd=str(tmp_path), timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["pairs_checked"] > 0
+    bad = subprocess.run([on_path, "check", str(tmp_path / "none.yaml")], capture_output=True,
+                         text=True, cwd=str(tmp_path), timeout=300)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_package_xml_declares_what_the_code_imports():
+    """issue 12 #8: tf2_ros_py (the Python tf2_ros), ament_index_python, rcl_interfaces and
+    builtin_interfaces declared; launch_testing (unused) not; numba and scipy as runtime
+    dependencies, coal for the tests only."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(REPO / "package.xml").getroot()
+    deps = {}
+    for el in root:
+        deps.setdefault(el.tag, set()).add((el.text or "").strip())
+    run = deps.get("exec_depend", set()) | deps.get("depend", set())
+    for name in ("tf2_ros_py", "tf2_msgs", "ament_index_python", "rcl_interfaces",
+                 "builtin_interfaces", "rosgraph_msgs", "launch", "launch_ros",
+                 "python3-numpy", "python3-numba", "python3-scipy", "python3-yaml"):
+        assert name in run, name
+    assert "tf2_ros" not in run and "launch_testing" not in deps.get("test_depend", set())
+    assert "coal" in deps.get("test_depend", set()) and "coal" not in run
+    assert {"ament_cmake_pytest", "python3-pytest"} <= deps.get("test_depend", set())

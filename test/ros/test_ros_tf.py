@@ -1,4 +1,5 @@
-"""The TF fallback buffer (ambf_collision.ros_tf.TransformCache): chains, inverses, tolerance.
+"""TF for the node (ros/tf.py): the fallback buffer (TransformCache: chains, inverses,
+tolerance), the tf2_ros backend's lookup rules, and both backends agreeing on the same input.
 
 Expectations are written by hand: rotations by 90 degrees about z map x -> y exactly, so every
 composed point is a small integer vector.
@@ -200,31 +201,93 @@ def test_tf2_backend_refusals_name_the_problem(buf, words):
     assert pose is None and words in why
 
 
-def test_tf2_backend_with_the_real_buffer():
-    """Only where tf2_ros exists (a full ROS 2 install; it is not on PyPI)."""
-    tf2_ros = pytest.importorskip("tf2_ros", reason="tf2_ros is not on PyPI: runs in a full ROS 2 install")
-    import rclpy
-    from geometry_msgs.msg import TransformStamped
-    from rclpy.context import Context
+def test_clear_dynamic_keeps_static_links(tree):
+    """After a clock jump back the dynamic links go; the static world <- base stays."""
+    tree.clear_dynamic()
+    assert tree.lookup("world", "base", 5.0, 0.0)[0] is not None
+    assert "unknown" in tree.lookup("world", "link", 10.0, 0.1)[1]
+    assert tree.set_from_quaternion("base", "link", QZ90, (0, 2, 0), 1.0)  # older stamp: taken
 
-    from ambf_collision.ros.tf import TfSource
+
+@pytest.fixture
+def ros_node():
+    pytest.importorskip("rclpy", reason="rclpy not importable: run through `make test`")
+    import rclpy
+    from rclpy.context import Context
 
     ctx = Context()
     rclpy.init(context=ctx)
-    node = rclpy.create_node("test_tf2_backend", context=ctx)
-    try:
-        src = TfSource(node, tolerance=0.1)
-        assert src.backend == "tf2_ros" and isinstance(src._buffer, tf2_ros.Buffer)
-        ts = TransformStamped()
-        ts.header.frame_id, ts.child_frame_id = "world", "base"
-        ts.header.stamp.sec = 10
-        ts.transform.rotation.z, ts.transform.rotation.w = QZ90[2], QZ90[3]
-        ts.transform.translation.x, ts.transform.translation.y = 1.0, 2.0
-        src._buffer.set_transform(ts, "test")
-        pose, why = src.lookup("world", "base", 10.0)
-        assert why == ""
-        np.testing.assert_allclose(_apply(pose, (1, 0, 0)), (1.0, 3.0, 0.0), atol=1e-12)
-        assert src.lookup("world", "base", 10.5)[0] is None  # latest is 0.5 s old: > tolerance
-    finally:
-        node.destroy_node()
-        rclpy.shutdown(context=ctx)
+    node = rclpy.create_node("test_tf_backends", context=ctx)
+    yield node
+    node.destroy_node()
+    rclpy.shutdown(context=ctx)
+
+
+def _stamped(parent, child, stamp, q, t):
+    from geometry_msgs.msg import TransformStamped
+
+    ts = TransformStamped()
+    ts.header.frame_id, ts.child_frame_id = parent, child
+    ts.header.stamp.sec, ts.header.stamp.nanosec = int(stamp), int(round(stamp % 1 * 1e9))
+    ts.transform.rotation.x, ts.transform.rotation.y = q[0], q[1]
+    ts.transform.rotation.z, ts.transform.rotation.w = q[2], q[3]
+    (ts.transform.translation.x, ts.transform.translation.y,
+     ts.transform.translation.z) = t
+    return ts
+
+
+def _real_tf2_source(node):
+    from ros_harness import require_module
+    from ambf_collision.ros.tf import TfSource
+
+    tf2_ros = require_module("tf2_ros")
+    src = TfSource(node, tolerance=0.1)
+    assert src.backend == "tf2_ros" and isinstance(src._buffer, tf2_ros.Buffer)
+    return src
+
+
+def test_tf2_backend_with_the_real_buffer(ros_node):
+    src = _real_tf2_source(ros_node)
+    src._buffer.set_transform(_stamped("world", "base", 10.0, QZ90, (1.0, 2.0, 0.0)), "test")
+    pose, why = src.lookup("world", "base", 10.0)
+    assert why == ""
+    np.testing.assert_allclose(_apply(pose, (1, 0, 0)), (1.0, 3.0, 0.0), atol=1e-12)
+    assert src.lookup("world", "base", 10.5)[0] is None  # latest is 0.5 s old: > tolerance
+    src.clear()  # a clock jump back: the dynamic transform goes
+    assert src.lookup("world", "base", 10.0)[0] is None
+
+
+def test_both_backends_agree_on_slash_names_and_static_transforms(ros_node):
+    """The same transforms, some named '/world' as ROS 1 wrote them, given to tf2_ros and to
+    the fallback cache: every lookup (targets with and without '/', static at any stamp, a
+    dynamic chain at its stamp and within the tolerance) gives the same pose or both refuse."""
+    from tf2_msgs.msg import TFMessage
+
+    from ambf_collision.ros.tf import TfSource
+
+    tf2 = _real_tf2_source(ros_node)
+    fallback = TfSource(ros_node, tolerance=0.1, force_fallback=True)
+    assert fallback.backend == "fallback"
+    static = [_stamped("/world", "fixture", 3.0, QZ90, (0.0, 0.7, 0.0))]
+    dynamic = [_stamped("world", "mover", 10.0, QID, (-0.5, 0.0, 0.0)),
+               _stamped("mover", "/tool", 10.0, QZ90, (0.0, 0.0, 0.25))]
+    for ts in static:
+        tf2._buffer.set_transform_static(ts, "test")
+    for ts in dynamic:
+        tf2._buffer.set_transform(ts, "test")
+    fallback._on_tf(TFMessage(transforms=static), True)
+    fallback._on_tf(TFMessage(transforms=dynamic), False)
+    expect = {("world", "fixture"): (0.0, 1.7, 0.0), ("world", "tool"): (-0.5, 1.0, 0.25)}
+    for target in ("world", "/world"):
+        for source, stamp in (("fixture", 0.0), ("/fixture", 1e6), ("tool", 10.0),
+                              ("/tool", 10.05), ("tool", 10.5), ("tool", 9.0)):
+            a, why_a = tf2.lookup(target, source, stamp)
+            b, why_b = fallback.lookup(target, source, stamp)
+            assert (a is None) == (b is None), (target, source, stamp, why_a, why_b)
+            if a is None:
+                assert stamp == 10.5 and "older than needed" in why_a + why_b
+                continue
+            np.testing.assert_allclose(a[0], b[0], atol=1e-12)
+            np.testing.assert_allclose(a[1], b[1], atol=1e-12)
+            key = (target.lstrip("/"), source.lstrip("/"))
+            np.testing.assert_allclose(_apply(a, (1, 0, 0)), expect[key], atol=1e-12)

@@ -1,0 +1,234 @@
+"""Joint states from several publishers merged into one set of joint positions (no ROS).
+
+:class:`JointStateMerger` merges partial ``JointState`` messages by joint name (as
+``robot_state_publisher`` does) and rejects a bad message as a whole, keeping the last good
+values. Each message comes from a *source* (the node: one per joint-state topic); a source
+resolves names with its own table, so that two robots loaded from the same ADF file (under
+different namespaces) can both be driven by topics that use the plain joint names, as dVRK's
+``/PSM1/measured_js`` and ``/PSM2/measured_js`` do: each topic is mapped to its ADF file
+(:func:`joint_name_table` with ``file``).
+
+Positions in radians or metres (model joint order), stamps and times in seconds on the node's
+clock.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ambf_collision.monitor.config import MonitorConfig
+
+__all__ = ["JointStateMerger", "joint_name_table"]
+
+
+def joint_name_table(joint_names, plain_names, joint_file=None, file=None) -> dict:
+    """``{accepted name: joint index}`` for a joint-state source.
+
+    Every joint answers to its qualified name (``/ns/name``) and, where unambiguous, to its
+    plain name. ``file``: only the joints of that ADF file (index into the model's files, with
+    ``joint_file (J,)`` giving each joint's file) are named by the source, and plain names need
+    to be unique within that file only. ``file=None``: every joint, plain names unique overall.
+    """
+    joint_names = list(joint_names)
+    plain_names = list(plain_names)
+    chosen = [j for j in range(len(joint_names))
+              if file is None or int(joint_file[j]) == int(file)]
+    table = {joint_names[j]: j for j in chosen}
+    plain_count: dict = {}
+    for j in chosen:
+        plain_count[plain_names[j]] = plain_count.get(plain_names[j], 0) + 1
+    for j in chosen:
+        if plain_count[plain_names[j]] == 1:
+            table.setdefault(plain_names[j], j)
+    return table
+
+
+class JointStateMerger:
+    """Merged joint positions (model order) from partial ``JointState`` messages.
+
+    ``joint_names``: the model's joints. ``sources``: one ``(label, name table)`` per source
+    (see :func:`joint_name_table`; ``label`` names the source in rejection reasons); default one
+    source that accepts every joint by its qualified name, plus ``aliases`` (name -> index).
+    Each accepted message updates only the joints it names; a rejected one changes nothing.
+
+    State: ``positions (J,)``, ``received (J,)`` bool, ``joint_stamps (J,)`` (s; -inf while
+    never received), ``stamp`` (s) of the latest good message, ``good_count``, ``bad_count``,
+    ``last_error`` and ``last_code`` of the latest rejection ("" after a good message).
+    """
+
+    NAMES_CACHE_SIZE = 64  # distinct (source, name list) verdicts remembered (cleared when full)
+
+    def __init__(self, joint_names, config: MonitorConfig | None = None, aliases=None,
+                 sources=None):
+        self.config = config or MonitorConfig()
+        self.joint_names = list(joint_names)
+        if sources is None:
+            table = {n: i for i, n in enumerate(self.joint_names)}
+            for n, i in (aliases or {}).items():
+                table.setdefault(n, int(i))
+            sources = [("", table)]
+        self.sources = [(str(label), dict(table)) for label, table in sources]
+        n = len(self.joint_names)
+        self.positions = np.zeros(n)
+        self.joint_stamps = np.full(n, -math.inf)
+        self.received = np.zeros(n, dtype=bool)
+        self.stamp = 0.0
+        self.arrival = -math.inf
+        self.good_count = 0
+        self.bad_count = 0
+        self.last_error = ""
+        self.last_code = ""
+        self._names_cache: dict = {}
+
+    # -- queries -----------------------------------------------------------------------------
+    @property
+    def bad(self) -> bool:
+        """True when the latest message was rejected."""
+        return bool(self.last_error)
+
+    def names_where(self, mask) -> list:
+        """Names of the joints where ``mask (J,)`` is true."""
+        return [n for n, m in zip(self.joint_names, mask) if m]
+
+    def never_received(self, among=None) -> list:
+        """Names of the joints never received (only those where ``among (J,)`` is true)."""
+        mask = ~self.received if among is None else np.asarray(among, bool) & ~self.received
+        return self.names_where(mask)
+
+    def age(self, now: float) -> float:
+        """Seconds since the oldest stamp of the received joints (+inf when none was received;
+        never negative). Per-joint stamps make a stopped partial publisher visible even while
+        others keep publishing."""
+        if not self.received.any():
+            return math.inf
+        oldest = float(self.joint_stamps[self.received].min())
+        return max(0.0, now - oldest)
+
+    # -- validation --------------------------------------------------------------------------
+    def _name_checks(self, names: tuple, source: int):
+        """Verdict on the names alone: ``(error, unknown_error, indices, kept positions)``;
+        ``error``/``unknown_error`` are ``(code, reason)`` or None (the unknown-name check comes
+        after the stamp checks); ``kept`` is None when every position is used."""
+        for i, n in enumerate(names):
+            if not isinstance(n, str) or not n.strip():
+                return ("empty_name", f"joint name #{i} is empty"), None, None, None
+        if len(set(names)) != len(names):
+            dup = next(n for i, n in enumerate(names) if n in names[:i])
+            return ("duplicate", f"joint {dup!r} appears twice"), None, None, None
+        label, table = self.sources[source]
+        targets = [table.get(n) for n in names]
+        known = [t for t in targets if t is not None]
+        if len(set(known)) != len(known):
+            dup = next(n for i, n in enumerate(names)
+                       if targets[i] is not None and targets[i] in targets[:i])
+            return ("duplicate", f"joint {dup!r} appears twice (by another name)"), None, None, None
+        unknown = [n for n, t in zip(names, targets) if t is None]
+        unknown_error = None
+        if unknown and not self.config.ignore_unknown_joints:
+            shown = ", ".join(repr(n) for n in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
+            where = f" (source {label})" if label else ""
+            unknown_error = ("unknown", f"unknown joint name(s) {shown}{where}")
+        keep = [k for k, t in enumerate(targets) if t is not None]
+        idx = np.array([targets[k] for k in keep], dtype=np.intp)
+        kept = None if len(keep) == len(names) else np.array(keep, dtype=np.intp)
+        return None, unknown_error, idx, kept
+
+    def _cached_name_checks(self, names: tuple, source: int):
+        key = (source, self.config.ignore_unknown_joints, names)
+        try:
+            verdict = self._names_cache.get(key)
+        except TypeError:  # an unhashable name (rejected as empty): not cached
+            return self._name_checks(names, source)
+        if verdict is None:
+            verdict = self._name_checks(names, source)
+            if len(self._names_cache) >= self.NAMES_CACHE_SIZE:
+                self._names_cache.clear()
+            self._names_cache[key] = verdict
+        return verdict
+
+    def check(self, names, positions, stamp: float, now: float, source: int = 0):
+        """Validate one message.
+
+        Returns ``(code, reason, effective stamp, indices, values)``; ``code`` is "" when the
+        message is good, else the first failing check in this order: ``length``,
+        ``empty_name``, ``duplicate``, ``non_finite``, ``bad_stamp``, ``unstamped``, ``future``,
+        ``past``, ``unknown``. A stamp of 0 (unstamped) becomes ``now`` when accepted.
+        """
+        cfg = self.config
+
+        def reject(code, reason):
+            return code, reason, stamp, None, None
+
+        try:
+            names = tuple(names)
+            values = np.asarray(positions, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            return reject("non_finite", "positions are not numbers")
+        if len(names) != values.size:
+            return reject("length", f"{len(names)} names but {values.size} positions")
+        name_error, unknown_error, idx, kept = self._cached_name_checks(names, source)
+        if name_error is not None:
+            return reject(*name_error)
+        finite = np.isfinite(values)
+        if not finite.all():
+            i = int(np.argmin(finite))
+            return reject("non_finite", f"joint {names[i]!r} has a non-finite position ({values[i]})")
+        try:
+            stamp = float(stamp)
+        except (TypeError, ValueError):
+            return reject("bad_stamp", f"stamp {stamp!r} is not a number")
+        if not math.isfinite(stamp):
+            return reject("bad_stamp", f"stamp {stamp} is not finite")
+        if stamp == 0.0:
+            if not cfg.accept_unstamped:
+                return reject("unstamped", "message is not stamped (stamp 0)")
+            stamp = float(now)
+        if stamp > now + cfg.future_tolerance:
+            return reject("future", f"stamp is {stamp - now:.3f} s in the future "
+                                    f"(tolerance {cfg.future_tolerance:g} s)")
+        if stamp < now - cfg.max_stamp_age:
+            return reject("past", f"stamp is {now - stamp:.3f} s in the past "
+                                  f"(limit {cfg.max_stamp_age:g} s)")
+        if unknown_error is not None:
+            return reject(*unknown_error)
+        return "", "", stamp, idx, (values if kept is None else values[kept])
+
+    # -- state changes -------------------------------------------------------------------------
+    def update(self, names, positions, stamp: float, now: float, source: int = 0):
+        """Apply one message from ``source``; returns ``(accepted, reason)`` ("" when
+        accepted). The code of the latest rejection is kept in ``last_code``."""
+        code, error, stamp, idx, values = self.check(names, positions, stamp, now, source)
+        if code:
+            self.bad_count += 1
+            self.last_error, self.last_code = error, code
+            return False, error
+        self.positions[idx] = values
+        self.joint_stamps[idx] = stamp
+        self.received[idx] = True
+        self.stamp = stamp
+        self.arrival = float(now)
+        self.good_count += 1
+        self.last_error = self.last_code = ""
+        return True, ""
+
+    def rebase(self, now: float) -> None:
+        """The clock jumped back to ``now``: the stamps of the values held (joints, latest
+        message) become ``now``, so ages count from the jump, not from a time now in the
+        future."""
+        self.joint_stamps[self.received] = now
+        if self.good_count:
+            self.stamp = float(now)
+            self.arrival = float(now)
+
+    def take_over(self, old: JointStateMerger) -> None:
+        """Carry the values of ``old`` (a merger of a previous model) over by joint name."""
+        index = {n: i for i, n in enumerate(old.joint_names)}
+        for i, name in enumerate(self.joint_names):
+            j = index.get(name)
+            if j is not None and old.received[j]:
+                self.positions[i] = old.positions[j]
+                self.joint_stamps[i] = old.joint_stamps[j]
+                self.received[i] = True
+        self.stamp, self.arrival, self.good_count = old.stamp, old.arrival, old.good_count

@@ -1,0 +1,131 @@
+"""Nothing the monitor publishes is NaN (no ROS).
+
+The compiled core returns finite values; these guards make sure that a fault there never reaches
+a controller as NaN: a contact with a non-finite value is dropped, a non-finite minimum distance
+is recomputed from the finite pair distances, a probe with a non-finite value is reported out of
+contact with zeros. The caller counts and logs what was changed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["CONTACT_VECTORS", "PROBE_FIELDS", "finite_contacts", "finite_min_distance",
+           "sanitize_probes"]
+
+CONTACT_VECTORS = ("point_1", "point_2", "position", "normal")
+PROBE_FIELDS = ("depth", "area", "force", "force_body", "contact_normal", "position", "normal")
+PATCH_FIELDS = ("patch_force", "patch_area")
+
+
+def _contact_vectors(contacts):
+    """``(n, 4, 3)`` point_1, point_2, position, normal of ``contacts``, or None when one of
+    them is not a 3-vector of numbers."""
+    try:
+        return np.array([[getattr(c, k) for k in CONTACT_VECTORS] for c in contacts],
+                        dtype=float).reshape(len(contacts), 4, 3)
+    except (TypeError, ValueError):
+        return None
+
+
+def finite_contacts(contacts: list, vectors=None):
+    """The contacts whose distance and vectors are all finite.
+
+    ``vectors``: their ``(n, 4, 3)`` point_1, point_2, position, normal when the caller has them
+    in one array (the model's ``contact_vectors``), else gathered here. Returns ``(kept contacts,
+    their (k, 4, 3) vectors, number dropped)``; the order is kept (closest first).
+    """
+    if not contacts:
+        return [], None, 0
+    if vectors is None:
+        vectors = _contact_vectors(contacts)
+    distances = np.array([_number(c.distance) for c in contacts])
+    keep = np.isfinite(distances)
+    if vectors is None:  # malformed vectors: checked one contact at a time
+        keep &= [_finite_vectors(c) for c in contacts]
+    else:
+        keep &= np.isfinite(vectors).all(axis=(1, 2))
+    if keep.all():
+        return contacts, vectors, 0
+    kept = [c for c, k in zip(contacts, keep) if k]
+    if vectors is None:
+        vectors = _contact_vectors(kept)
+    else:
+        vectors = vectors[keep]
+    return kept, vectors, int((~keep).sum())
+
+
+def _number(x) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _finite_vectors(c) -> bool:
+    try:
+        return all(np.isfinite(np.asarray(getattr(c, k), dtype=float)).all() and
+                   np.size(getattr(c, k)) == 3 for k in CONTACT_VECTORS)
+    except (TypeError, ValueError):
+        return False
+
+
+def finite_min_distance(min_distance, distances) -> tuple:
+    """``(value, recomputed)``: ``min_distance`` (m) when it is a number or +inf, else the
+    smallest finite value of ``distances`` (+inf when there is none)."""
+    md = _number(min_distance)
+    if not (math.isnan(md) or md == -math.inf):
+        return md, False
+    d = np.asarray(distances, dtype=float).ravel()
+    d = d[np.isfinite(d)]
+    return (float(d.min()) if d.size else math.inf), True
+
+
+def _arrays(pr, names):
+    return [(n, a) for n, a in ((n, getattr(pr, n, None)) for n in names)
+            if isinstance(a, np.ndarray) and a.ndim >= 1]
+
+
+def sanitize_probes(pr) -> int:
+    """Zero the non-finite values of a probe result in place; returns how many probes and
+    patches were touched.
+
+    A probe with any non-finite value in :data:`PROBE_FIELDS` (or a NaN / -inf ``distance``;
+    +inf means "beyond range" and is legal) gets zeros in those fields, ``distance`` +inf and
+    ``in_contact`` False. A non-finite patch value (:data:`PATCH_FIELDS`) is zeroed. When the
+    result names the few buffers its float fields are views of (``finite_buffers``), those are
+    tested first: the usual all-finite cycle costs one test per buffer.
+    """
+    buffers = getattr(pr, "finite_buffers", None)
+    distance = getattr(pr, "distance", None)
+    has_distance = isinstance(distance, np.ndarray) and distance.ndim == 1
+    if buffers and all(np.isfinite(b).all() for b in buffers):
+        if not has_distance or not (np.isnan(distance).any() or (distance == -np.inf).any()):
+            return 0
+    patches = 0
+    for _, arr in _arrays(pr, PATCH_FIELDS):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            patches += int(bad.reshape(arr.shape[0], -1).any(axis=1).sum())
+            arr[bad] = 0.0
+    fields = _arrays(pr, PROBE_FIELDS)
+    n = len(distance) if has_distance else (fields[0][1].shape[0] if fields else 0)
+    bad = np.zeros(n, dtype=bool)
+    for _, arr in fields:
+        if arr.shape[0] == n:
+            bad |= ~np.isfinite(arr.reshape(n, -1)).all(axis=1)
+    if has_distance:
+        bad |= np.isnan(distance) | (distance == -np.inf)
+    if not bad.any():
+        return patches
+    for _, arr in fields:
+        if arr.shape[0] == n:
+            arr[bad] = 0.0
+    if has_distance:
+        distance[bad] = np.inf
+    in_contact = getattr(pr, "in_contact", None)
+    if isinstance(in_contact, np.ndarray) and in_contact.shape[:1] == (n,):
+        in_contact[bad] = False
+    return int(bad.sum()) + patches

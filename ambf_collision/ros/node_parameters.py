@@ -1,0 +1,72 @@
+"""The ``collision_monitor`` node's parameters (``config/collision_monitor.yaml`` documents each
+one; ``ros2 param describe`` shows the same text with type and range).
+
+Units: metres, seconds, Hz. Paths: absolute, ``package://ambf_collision/...``, or relative to
+the current folder, then to the package share folder (``ros/paths.py``).
+"""
+
+from __future__ import annotations
+
+from ambf_collision.ros.parameters import BOOL, INTEGERS, NUMBER, STRING, STRINGS, Parameter
+
+__all__ = ["MONITOR_KEYS", "PARAMETERS"]
+
+P = Parameter
+PARAMETERS = {
+    # -- the scene (read-only: restart, or call ~/reload after editing the files) -------------
+    "adf_files": P([""], STRINGS, "AMBF ADF files loaded into one world ([''] = none: the node "
+                   "only reports that it monitors nothing)"),
+    "adf_namespaces": P([""], STRINGS, "per ADF file the namespace that replaces the file's own "
+                        "(e.g. ['/psm1/', '/psm2/'] for two copies of one arm); [''] keeps each "
+                        "file's own"),
+    "probe_files": P([""], STRINGS, "tactile probe YAML files; [''] = no probes"),
+    "coupling_files": P([""], STRINGS, "YAML files of coupled joints (passive = multiplier * "
+                        "source + offset), e.g. a dVRK arm's parallelogram"),
+    "couplings": P([""], STRINGS, "coupled joints as strings, in the format of the coupling "
+                   "files' entries"),
+    "world_frame": P("world", STRING, "frame of every published position and of the root "
+                     "transforms"),
+    "root_frames": P([""], STRINGS, "per ADF file the TF frame that places its root bodies "
+                     "(T_world_frame<-frame * T_location); '' = the ADF location in world_frame"),
+    "ignore_pairs": P([""], STRINGS, "body pairs never checked, 'bodyA:bodyB' (fnmatch patterns)"),
+    "check_pairs": P([""], STRINGS, "body pairs always checked, 'bodyA:bodyB' (fnmatch patterns)"),
+    "tf_backend": P("auto", STRING, "root transforms from 'auto' (tf2_ros where importable, "
+                    "else the built-in cache) or 'fallback' (always the built-in cache)"),
+    # -- joint states (read-only) --------------------------------------------------------------
+    "joint_state_topics": P(["joint_states"], STRINGS, "sensor_msgs/JointState topics, merged by "
+                            "joint name (relative names are remappable and take the node's "
+                            "namespace)"),
+    "joint_state_files": P([-1], INTEGERS, "per joint-state topic the index (0-based) of the ADF "
+                           "file whose joints its names refer to, so two arms loaded from one "
+                           "file can both use plain joint names; -1 = any file. [-1] = every "
+                           "topic names any joint"),
+    "required_joints": P([""], STRINGS, "joints that must have been received before anything is "
+                         "evaluated (NO_JOINT_STATE until then); others keep their last value, "
+                         "initially 0"),
+    # -- run time (can be changed with `ros2 param set`) ---------------------------------------
+    "report_distance": P(0.05, NUMBER, "pairs closer than this (m) are published as contacts",
+                         0.0, 100.0, read_only=False),
+    "max_rate": P(1000.0, NUMBER, "cap on evaluations per second (Hz); joint states arriving "
+                  "faster are coalesced into the next allowed evaluation, the latest is never "
+                  "dropped", 0.0, 100000.0, low_open=True, read_only=False),
+    "heartbeat_rate": P(10.0, NUMBER, "status publications per second (Hz) while no joint state "
+                        "arrives", 0.0, 1000.0, low_open=True, read_only=False),
+    "joint_state_timeout": P(0.5, NUMBER, "joint states older than this (s) are STALE; 0 turns "
+                             "the check off", 0.0, 3600.0, read_only=False),
+    "transform_tolerance": P(0.1, NUMBER, "the latest root transform is used when it is at most "
+                             "this much (s) older than the joint-state stamp", 0.0, 3600.0,
+                             read_only=False),
+    "future_tolerance": P(0.5, NUMBER, "joint-state stamps further than this (s) in the future "
+                          "are rejected (BAD_JOINT_STATE)", 0.0, 3600.0, read_only=False),
+    "max_stamp_age": P(60.0, NUMBER, "joint-state stamps older than this (s) on arrival are "
+                       "rejected (BAD_JOINT_STATE)", 0.0, 1e9, low_open=True, read_only=False),
+    "publish_markers": P(True, BOOL, "publish ~/markers (only while subscribed)", read_only=False),
+    "marker_rate": P(20.0, NUMBER, "marker arrays per second (Hz)", 0.0, 1000.0, low_open=True,
+                     read_only=False),
+    "diagnostics_period": P(1.0, NUMBER, "seconds between /diagnostics messages", 0.0, 3600.0,
+                            low_open=True, read_only=False),
+}
+
+MONITOR_KEYS = ("report_distance", "max_rate", "heartbeat_rate", "joint_state_timeout",
+                "future_tolerance", "max_stamp_age")
+"""The parameters that are fields of :class:`ambf_collision.monitor.config.MonitorConfig`."""

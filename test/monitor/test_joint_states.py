@@ -1,0 +1,156 @@
+"""Joint-state merging, validation and per-source name resolution (monitor/joint_states.py).
+
+Every expectation is written by hand: which joint a name reaches, which positions the merger
+holds after a sequence of messages, and which check rejects a message first.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ambf_collision.monitor.config import MonitorConfig
+from ambf_collision.monitor.joint_states import JointStateMerger, joint_name_table
+
+# two copies of one arm (files 0 and 1, namespaces /psm1/ and /psm2/) plus a table (file 2)
+NAMES = ["/psm1/yaw", "/psm1/pitch", "/psm2/yaw", "/psm2/pitch", "/env/lift"]
+PLAIN = ["yaw", "pitch", "yaw", "pitch", "lift"]
+FILES = [0, 0, 1, 1, 2]
+
+
+def test_name_table_of_every_joint_has_qualified_and_unique_plain_names():
+    table = joint_name_table(NAMES, PLAIN, FILES)
+    assert table == {"/psm1/yaw": 0, "/psm1/pitch": 1, "/psm2/yaw": 2, "/psm2/pitch": 3,
+                     "/env/lift": 4, "lift": 4}  # 'yaw', 'pitch': ambiguous, not accepted
+
+
+def test_name_table_of_one_file_accepts_its_plain_names_only():
+    assert joint_name_table(NAMES, PLAIN, FILES, file=1) == {
+        "/psm2/yaw": 2, "/psm2/pitch": 3, "yaw": 2, "pitch": 3}
+    assert joint_name_table(NAMES, PLAIN, FILES, file=7) == {}
+
+
+def test_two_sources_with_the_same_plain_names_drive_their_own_arm():
+    """dVRK: /PSM1/measured_js and /PSM2/measured_js both name 'yaw' and 'pitch'."""
+    sources = [("psm1", joint_name_table(NAMES, PLAIN, FILES, 0)),
+               ("psm2", joint_name_table(NAMES, PLAIN, FILES, 1))]
+    j = JointStateMerger(NAMES, sources=sources)
+    assert j.update(["yaw", "pitch"], [0.1, 0.2], 1.0, 1.0, source=0) == (True, "")
+    assert j.update(["pitch", "yaw"], [-0.4, -0.3], 1.0, 1.0, source=1) == (True, "")
+    assert j.positions.tolist() == [0.1, 0.2, -0.3, -0.4, 0.0]
+    assert j.received.tolist() == [True, True, True, True, False]
+    ok, reason = j.update(["lift"], [0.5], 1.0, 1.0, source=0)
+    assert not ok and "unknown joint name(s) 'lift' (source psm1)" == reason
+
+
+def test_partial_messages_merge_and_full_message_in_any_order_sets_every_joint():
+    j = JointStateMerger(["a", "b", "c"], aliases={"cc": 2})
+    assert j.update(["cc", "a", "b"], [3.0, 1.0, 2.0], 5.0, 5.0) == (True, "")
+    assert j.positions.tolist() == [1.0, 2.0, 3.0] and j.joint_stamps.tolist() == [5.0] * 3
+    assert j.update(["b"], [4.0], 6.0, 6.0) == (True, "")
+    assert j.positions.tolist() == [1.0, 4.0, 3.0] and j.joint_stamps.tolist() == [5.0, 6.0, 5.0]
+    assert j.stamp == 6.0 and j.good_count == 2
+
+
+BAD_MESSAGES = [
+    # names, positions, stamp offset, code, words in the reason
+    (["a", "b"], [0.1], 0.0, "length", "2 names but 1 positions"),
+    (["a", "b", "c"], [0.1, float("nan"), 0.3], 0.0, "non_finite", "'b' has a non-finite"),
+    (["a", "b", "c"], [0.1, 0.2, float("inf")], 0.0, "non_finite", "'c' has a non-finite"),
+    (["a", "zz"], [0.1, 0.2], 0.0, "unknown", "unknown joint name(s) 'zz'"),
+    (["a", ""], [0.1, 0.2], 0.0, "empty_name", "joint name #1 is empty"),
+    (["a", "a"], [0.1, 0.2], 0.0, "duplicate", "'a' appears twice"),
+    (["a", "A"], [0.1, 0.2], 0.0, "duplicate", "'A' appears twice (by another name)"),
+    (["a"], [0.1], +2.0, "future", "in the future"),
+    (["a"], [0.1], -100.0, "past", "in the past"),
+    (["a"], [0.1], float("nan"), "bad_stamp", "not finite"),
+    (["a"], ["x"], 0.0, "non_finite", "not numbers"),
+]
+
+
+@pytest.mark.parametrize("names,positions,dt,code,words", BAD_MESSAGES)
+def test_bad_message_is_rejected_whole(names, positions, dt, code, words):
+    j = JointStateMerger(["a", "b", "c"], aliases={"A": 0})
+    j.update(["a", "b", "c"], [0.4, 0.5, 0.6], 10.0, 10.0)
+    ok, reason = j.update(names, positions, 10.1 + dt, 10.1)
+    assert not ok and words in reason and j.last_code == code and j.bad
+    assert j.positions.tolist() == [0.4, 0.5, 0.6] and j.stamp == 10.0 and j.bad_count == 1
+    assert j.update(["a"], [0.7], 10.2, 10.2) == (True, "") and not j.bad
+
+
+def test_verdicts_stay_exact_and_in_order_for_repeated_name_lists():
+    """The per-name-list verdict is remembered: the same list is good, then non-finite, then
+    future, then good again; an unknown name with a future stamp is 'future' (stamp checks
+    first) both times; switching ignore_unknown_joints at run time changes the verdict."""
+    j = JointStateMerger(["a", "b", "c"])
+    seq = [
+        (["a", "b", "c"], [0.1, 0.2, 0.3], 10.0, ""),
+        (["a", "b", "c"], [0.1, float("nan"), 0.3], 10.0, "non_finite"),
+        (("a", "b", "c"), [0.1, 0.2, 0.3], 20.0, "future"),
+        (("a", "b", "c"), [0.4, 0.5, 0.6], 10.0, ""),
+        (["a", "zz"], [0.1, 0.2], 20.0, "future"),
+        (["a", "zz"], [0.1, 0.2], 20.0, "future"),
+        (["a", "zz"], [0.1, 0.2], 10.0, "unknown"),
+        (["a", "zz"], [0.1, 0.2], 10.0, "unknown"),
+        (["a", "a"], [0.1, float("nan")], 10.0, "duplicate"),
+        (["a", ["b"]], [0.1, 0.2], 10.0, "empty_name"),
+    ]
+    for names, pos, stamp, code in seq:
+        j.update(names, pos, stamp, 10.0)
+        assert j.last_code == code, (names, pos, stamp)
+    assert j.positions.tolist() == [0.4, 0.5, 0.6]
+    j.config = MonitorConfig(ignore_unknown_joints=True)
+    assert j.update(["a", "zz"], [0.75, 0.2], 10.0, 10.0) == (True, "")
+    assert j.positions.tolist() == [0.75, 0.5, 0.6]
+    j.config = MonitorConfig()
+    assert j.update(["a", "zz"], [0.1, 0.2], 10.0, 10.0)[0] is False and j.last_code == "unknown"
+
+
+def test_unstamped_messages_use_arrival_time_or_are_refused():
+    j = JointStateMerger(["a"])
+    assert j.update(["a"], [0.0], 0.0, 50.0) == (True, "") and j.stamp == 50.0
+    j = JointStateMerger(["a"], MonitorConfig(accept_unstamped=False))
+    ok, reason = j.update(["a"], [0.0], 0.0, 50.0)
+    assert not ok and "not stamped" in reason
+
+
+def test_stamp_within_future_tolerance_is_accepted():
+    j = JointStateMerger(["a"], MonitorConfig(future_tolerance=0.5))
+    assert j.update(["a"], [0.0], 10.4, 10.0)[0]
+    assert not j.update(["a"], [0.0], 10.6, 10.0)[0]
+
+
+def test_huge_finite_positions_are_finite():
+    j = JointStateMerger(["a", "b", "c"])
+    assert j.update(["a", "b", "c"], [1e308, 1e308, -0.5], 1.0, 1.0) == (True, "")
+    assert j.positions.tolist() == [1e308, 1e308, -0.5]
+
+
+def test_age_is_that_of_the_oldest_received_joint():
+    j = JointStateMerger(["a", "b", "c"])
+    assert j.age(1.0) == math.inf and j.never_received() == ["a", "b", "c"]
+    j.update(["a"], [0.0], 1.0, 1.0)
+    j.update(["c"], [0.0], 1.5, 1.5)
+    assert j.age(2.0) == 1.0  # a's stamp; b was never received and does not count
+    assert j.never_received() == ["b"] and j.never_received([True, False, True]) == []
+    j.update(["a"], [0.0], 1.75, 1.75)
+    assert j.age(2.0) == 0.5  # now c (1.5) is the oldest
+    assert j.age(1.0) == 0.0  # stamps ahead of now: never negative
+
+
+def test_rebase_after_a_clock_jump_back_counts_ages_from_the_jump():
+    j = JointStateMerger(["a", "b"])
+    j.update(["a"], [0.3], 106.0, 106.0)
+    j.rebase(50.0)
+    assert j.joint_stamps.tolist() == [50.0, -math.inf] and j.stamp == 50.0
+    assert j.age(50.25) == 0.25 and j.positions.tolist() == [0.3, 0.0]
+
+
+def test_take_over_carries_values_by_name():
+    old = JointStateMerger(["a", "b", "c"])
+    old.update(["a", "c"], [0.1, 0.3], 2.0, 2.0)
+    new = JointStateMerger(["c", "d", "a"])
+    new.take_over(old)
+    assert new.positions.tolist() == [0.3, 0.0, 0.1]
+    assert new.received.tolist() == [True, False, True] and new.good_count == 1
