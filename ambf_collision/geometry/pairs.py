@@ -2,9 +2,11 @@
 
 :class:`PairDistance` is compiled once from a list of shape index pairs ``(P, 2)``: it holds
 constants only (the pairs, which of them a bound may skip, and per shape the data of its bounds,
-in the :class:`PairConstants` NamedTuple). :func:`evaluate_pairs` (njit) computes every pair with
-:func:`~ambf_collision.geometry.pair_kernels.pair_distance` into caller-owned buffers;
-:func:`contact_order` (njit) lists the pairs below a report distance, closest first.
+in the :class:`PairConstants` NamedTuple). :func:`evaluate_pairs` (njit) computes every pair with the
+kernels of :mod:`~ambf_collision.geometry.pair_kernels` into caller-owned buffers;
+:func:`contact_order` (njit) lists the pairs below a report distance, closest first. In a
+compiled caller (the model's evaluate kernel): ``evaluate_pairs(W, H, make_pair_constants(
+*pair_distance.constants), near, ...)``.
 ``PairDistance.compute(world, near=None)`` wraps both for tests and the CLI.
 
 ``near`` (m): only pairs that may be closer than ``near`` or than the smallest pair distance
@@ -33,9 +35,10 @@ import numpy as np
 from numba import njit
 
 from ambf_collision.geometry.pair_kernels import closed_form, convex_pair
+from ambf_collision.geometry.points import point_signed_distance_batch
+from ambf_collision.geometry.segments import point_segment
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, ShapeError
 from ambf_collision.geometry.tolerances import BOUND_MARGIN
-from ambf_collision.geometry.points import point_signed_distance_batch
 from ambf_collision.geometry.world_shapes import (LinkShapes, WorldShapes, hull_arrays,  # noqa: F401
                                                   make_hulls, make_world, shape_at, shape_row,
                                                   world_point)
@@ -98,16 +101,6 @@ def _slab_gap(s, centre, slab, x, y):
 
 
 @njit(cache=True, error_model="numpy")
-def _point_segment(p, a, b):
-    """Distance from point ``p`` to segment ``a``-``b`` (3-tuples)."""
-    d0, d1, d2 = b[0] - a[0], b[1] - a[1], b[2] - a[2]
-    w0, w1, w2 = p[0] - a[0], p[1] - a[1], p[2] - a[2]
-    dd = d0 * d0 + d1 * d1 + d2 * d2
-    t = min(max((w0 * d0 + w1 * d1 + w2 * d2) / dd, 0.0), 1.0) if dd > 0.0 else 0.0
-    return math.sqrt((w0 - t * d0) ** 2 + (w1 - t * d1) ** 2 + (w2 - t * d2) ** 2)
-
-
-@njit(cache=True, error_model="numpy")
 def bounds(s1, b1, s2, b2, with_upper):
     """``(lower, upper, p1, p2)``: bounds (m) of the distance between shape rows ``s1``,
     ``s2`` (bound rows ``b1``, ``b2``; not both spheres/capsules, no plane) and a reference
@@ -120,7 +113,7 @@ def bounds(s1, b1, s2, b2, with_upper):
         lower = _slab_gap(s, cs, b.slab, r.a, r.b) - r.radius
         upper = math.inf
         if with_upper:
-            dc = _point_segment(cs, r.a, r.b) - r.radius
+            dc = point_segment(cs, r.a, r.b)[0] - r.radius
             lower = max(lower, dc - b.outer)
             upper = dc - b.inner
         return (lower, upper, r.a, cs) if round1 else (lower, upper, cs, r.a)
@@ -220,11 +213,11 @@ def contact_order(distance, report_distance, out_index):
 @njit(cache=True, error_model="numpy")
 def _compute_entry(kind, a, b, radius, rot, half, normal, offset, hull_id, vertices,
                    vertex_start, face_normal, face_offset, face_start, centre_h, bound_radius,
-                   triangles, triangle_start, pairs, boundable, centre, outer, inner, slab, near,
+                   neighbor_start, neighbors, pairs, boundable, centre, outer, inner, slab, near,
                    distance, point_1, point_2, normal_out, position, exact):
     W = make_world(kind, a, b, radius, rot, half, normal, offset, hull_id)
     H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre_h,
-                   bound_radius, triangles, triangle_start)
+                   bound_radius, neighbor_start, neighbors)
     C = make_pair_constants(pairs, boundable, centre, outer, inner, slab)
     return evaluate_pairs(W, H, C, near, distance, point_1, point_2, normal_out, position, exact)
 

@@ -29,6 +29,12 @@ Solids are evaluated in their local frame (``x_world = rot x_local + a``):
 
 The local functions return plain tuples ``(d, x0, x1, x2, n0, n1, n2)`` (local coordinates), so
 callers that need only some of them cost nothing for the rest.
+
+In a compiled loop over many points, call ``point_row(shape_row(W, k), x)`` (every kind but
+CONVEX; values in, values out) and :func:`hull_local` for hulls: numba reference-counts every
+array passed to a function, two atomic operations per array per call, so
+``point_signed_distance(W, H, ...)`` (18 arrays) costs about 4x as much per point (measured:
+210 against 51 ns on a loaded 2-core machine).
 """
 
 from __future__ import annotations
@@ -259,11 +265,11 @@ def point_signed_distance(W, H, k, x0, x1, x2, out_nearest, out_normal):
 
 @njit(cache=True, error_model="numpy")
 def _batch(kind, a, b, radius, rot, half, normal, offset, hull_id, vertices, vertex_start,
-           face_normal, face_offset, face_start, centre, bound_radius, triangles, triangle_start,
+           face_normal, face_offset, face_start, centre, bound_radius, neighbor_start, neighbors,
            shape_index, points, out_d, out_nearest, out_normal):
     W = make_world(kind, a, b, radius, rot, half, normal, offset, hull_id)
     H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
-                   bound_radius, triangles, triangle_start)
+                   bound_radius, neighbor_start, neighbors)
     for i in range(shape_index.shape[0]):
         out_d[i] = point_signed_distance(W, H, shape_index[i], points[i, 0], points[i, 1],
                                          points[i, 2], out_nearest[i], out_normal[i])

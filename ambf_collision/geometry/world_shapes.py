@@ -34,7 +34,7 @@ from ambf_collision.geometry.shapes import (BOX, CAPSULE, CONE, CONVEX, CYLINDER
                                             Sphere)
 from ambf_collision.geometry.transforms import matrix_to_quat
 
-__all__ = ["World", "WorldShapes", "LinkShapes", "ShapeRow", "make_world", "shape_row",
+__all__ = ["World", "WorldShapes", "Link", "LinkShapes", "ShapeRow", "make_world", "shape_row",
            "to_world", "shape_at", "hull_arrays", "make_hulls", "no_hulls", "local_point",
            "world_point", "world_vector"]
 

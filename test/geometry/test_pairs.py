@@ -7,7 +7,7 @@ import pytest
 
 import exact_reference as ex
 from ambf_collision.geometry.distance import distance
-from ambf_collision.geometry.pairs import PairDistance, bound_data, contact_order
+from ambf_collision.geometry.pairs import PairDistance, PairResult, bound_data, contact_order
 from ambf_collision.geometry.points import point_signed_distance_batch
 from ambf_collision.geometry.shapes import (CAPSULE, CONE, CONVEX, CYLINDER, PLANE, Box, Capsule, Cone,
                                             ConvexHull, Cylinder, Plane, ShapeError, Sphere)
@@ -65,7 +65,7 @@ def test_batch_equals_single_pair_in_world(solids):
     pairs = np.array([(i, j) for i in range(n) for j in range(n) if i != j and (i + j) % 3])
     pairs = pairs[[not (isinstance(shapes[i], Plane) and isinstance(shapes[j], Plane)) for i, j in pairs]]
     pd = PairDistance(ls, pairs)
-    for trial in range(2):  # buffers reused across calls
+    for _trial in range(2):  # buffers reused across calls
         R = quat_to_matrix(rng.normal(size=(F, 4)))
         t = rng.normal(size=(F, 3))
         w = ls.to_world(R, t)
@@ -222,7 +222,7 @@ def test_near_keeps_contacts_and_minimum_exact(seed, near):
     pairs = pairs[~np.isin(pairs, planes).all(axis=1)]
     full, bounded = PairDistance(ls, pairs), PairDistance(ls, pairs)
     seen_bounded = 0
-    for trial in range(4):  # buffers reused across calls
+    for _trial in range(4):  # buffers reused across calls
         R = quat_to_matrix(rng.normal(size=(F, 4)))
         t = rng.normal(scale=0.3, size=(F, 3))
         w = ls.to_world(R, t)
@@ -284,7 +284,6 @@ def test_near_bounds_hand_derived():
 def test_near_degenerate_capsules_are_exact_when_touching():
     """A zero-length capsule at a box's centre, a capsule through a cylinder's axis and a
     capsule crossing a cone's apex: all penetrate, so all are computed (coal semantics)."""
-    from ambf_collision.geometry.shapes import Cone
     shapes = [Sphere([0, 0, 0], 0.05), Box([.2, .2, .2]),
               Capsule([0, 0, -1], [0, 0, 1], 0.01), Cylinder(0.1, 0.3, [2, 0, 0]),
               Capsule([2, 0, 0], [2, 0, 0], 0.0)]
@@ -436,3 +435,64 @@ def test_near_along_the_demo_trajectory():
         bounded += int((~ex_).sum())
         contacts += na
     assert bounded > 0 and contacts > 0
+
+
+def test_plane_and_capsule_pairs_with_hulls_hand_derived():
+    """A tetrahedron hull (corners (0,0,0), (1,0,0), (0,1,0), (0,0,1)) lifted by 0.5 above the
+    plane z = 0: its lowest vertex is the support point, distance 0.5 (hand-derived), in both
+    orders; a capsule along x at height 2 over it: distance to the apex (0,0,1.5) minus r, and a
+    capsule through it: the exact polytope reference (its core is a segment)."""
+    from gjk_reference import polytope_signed_distance
+    tet = ConvexHull([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [0, 0, 0.5])
+    plane = Plane([0, 0, 1], 0.0)
+    c = distance(tet, plane)
+    assert c.distance == pytest.approx(0.5, abs=1e-15)
+    np.testing.assert_allclose(c.point_1, [0, 0, 0.5], atol=1e-15)
+    np.testing.assert_allclose(c.point_2, [0, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(c.normal, [0, 0, -1], atol=1e-15)
+    w = distance(plane, tet)
+    assert w.distance == c.distance and np.array_equal(w.normal, -c.normal)
+    cap = Capsule([-1, 0, 2], [1, 0, 2], 0.1)
+    assert distance(cap, tet).distance == pytest.approx(0.5 - 0.1, abs=1e-12)
+    core = Capsule([-1, 0.2, 0.7], [1, 0.2, 0.7], 0.0)   # through the hull: depth of the segment
+    d = distance(core, tet).distance
+    assert d < 0 and d == pytest.approx(polytope_signed_distance(core, tet), abs=1e-12)
+
+
+def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
+    """The compiled path a model kernel takes (to_world on the Link, evaluate_pairs on the
+    PairConstants, contact_order) equals LinkShapes.to_world + PairDistance.compute."""
+    from numba import njit
+
+    from ambf_collision.geometry.pairs import evaluate_pairs, make_pair_constants
+    from ambf_collision.geometry.world_shapes import Link, World, hull_arrays, make_hulls, to_world
+
+    @njit
+    def kernel(link_arrays, frame_index, hull, consts, R, t, out_world, near, d, p1, p2, n, pos, ex, order):
+        link = Link(World(*link_arrays), frame_index)
+        W = World(*out_world)
+        to_world(link, R, t, W)
+        C = make_pair_constants(*consts)
+        smallest = evaluate_pairs(W, make_hulls(*hull), C, near, d, p1, p2, n, pos, ex)
+        return smallest, contact_order(d, 0.1, order)
+
+    rng = np.random.default_rng(7)
+    shapes = _mixed_scene(rng)
+    F = 3
+    ls = LinkShapes(shapes, rng.integers(0, F, len(shapes)))
+    pairs = [(i, j) for i in range(len(shapes)) for j in range(i + 1, len(shapes))
+             if not (isinstance(shapes[i], Plane) and isinstance(shapes[j], Plane))]
+    pd = PairDistance(ls, pairs)
+    R, t = quat_to_matrix(rng.normal(size=(F, 4))), rng.normal(scale=0.2, size=(F, 3))
+    ref = pd.compute(ls.to_world(R, t), 0.05)
+    out = ls.new_world()
+    res = PairResult(len(pairs))
+    order = np.empty(len(pairs), np.int64)
+    smallest, n_contacts = kernel(ls.local.arrays(), ls.frame_index, tuple(hull_arrays(ls.hulls)),
+                                  tuple(pd.constants), R, t, out.arrays(), 0.05, res.distance,
+                                  res.point_1, res.point_2, res.normal, res.position, res.exact, order)
+    for f in ("distance", "point_1", "point_2", "normal", "position", "exact"):
+        assert np.array_equal(getattr(res, f), getattr(ref, f)), f
+    assert smallest == ref.distance[ref.exact].min()
+    close = np.flatnonzero(ref.distance < 0.1)
+    assert order[:n_contacts].tolist() == close[np.argsort(ref.distance[close], kind="stable")].tolist()
