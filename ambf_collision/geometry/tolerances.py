@@ -130,6 +130,35 @@ apart in its file)."""
 
 # --------------------------------------------------------------------------- probes
 
+PROBE_MIN_VECTOR = 1e-12
+"""Length (in the file's units) below which a probe file's ``normal`` or ``direction`` is taken
+as the zero vector and rejected: no direction can be read from it."""
+
+PROBE_MIN_IN_PLANE = 1e-9
+"""Sine of the angle (dimensionless) below which a patch ``direction`` counts as parallel to its
+``normal`` and is rejected: the in-plane column axis would be mostly rounding."""
+
+PROBE_GRID_SLACK = 1e-9
+"""Relative slack (dimensionless) of the circular-patch test ``|lattice point| <= disc_radius``,
+so that lattice points exactly on the disc (e.g. spacing 2 mm, disc 4 mm) are kept despite the
+rounding of ``spacing**2 * (i**2 + j**2)``."""
+
+PROBE_BOUND_SLACK = 1e-9
+"""Metres added to every broadphase bound of the probes (bounding spheres, cluster reach), so
+that a pair exactly at ``radius + range`` is never dropped by the rounding of the bound (scene
+coordinates up to ~1e3 m round at ~1e-13 m); the exact stage then decides."""
+
+PROBE_FACING_SLACK = 1e-9
+"""Metres by which a shape must lie behind the sensor plane of a cluster of probes (sharing one
+sensor normal) to be dropped before the exact stage: far above the rounding of the support and
+plane heights, so only pairs that the facing rule rejects exactly are dropped."""
+
+PROBE_PLANE_FACING_SLACK = 1e-12
+"""Cosine (dimensionless) above which a plane's normal counts as not opposing the shared sensor
+normal of a cluster of probes, so the plane is dropped for the whole cluster before the exact
+stage (the facing rule ``n_c . n_s < 0`` with ``n_c`` the plane normal for every point): only
+a plane the rule rejects beyond rounding is dropped."""
+
 # --------------------------------------------------------------------------- ADF reading
 
 ADF_MIN_DIRECTION_NORM = 1e-12
