@@ -55,14 +55,15 @@ _TETRAHEDRON = ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2))  # outward once det(
 class _Polytope(NamedTuple):
     """EPA's polytope: vertices (rows like GJK's simplex: w, a, b), faces counter-clockwise seen
     from outside, each with its neighbour across edge e = (vertex e, vertex e+1), outward unit
-    normal and distance from the origin; ``count`` = [vertices, face slots used, free slots]."""
+    normal and distance from the origin; ``count`` = [vertices, face slots used, free slots]
+    (the free stack's unused tail is _expand's walk stack)."""
 
     vertex: np.ndarray  # (EPA_MAX_VERTICES, 9)
     face_vertex: np.ndarray  # (_MAX_FACES, 3) int64
     face_adjacent: np.ndarray  # (_MAX_FACES, 3) int64
     face_normal: np.ndarray  # (_MAX_FACES, 3)
     face_distance: np.ndarray  # (_MAX_FACES,)
-    alive: np.ndarray  # (_MAX_FACES,) bool
+    alive: np.ndarray  # (_MAX_FACES,) int64: 1 live, 0 removed
     free: np.ndarray  # (_MAX_FACES,) int64: stack of dead face slots
     mark: np.ndarray  # (_MAX_FACES,) int64: visibility stamp per face
     horizon: np.ndarray  # (_MAX_FACES, 3) int64: (from, to, outer face) per horizon edge
@@ -72,11 +73,17 @@ class _Polytope(NamedTuple):
 
 @njit(cache=True)
 def _polytope():
+    """A fresh polytope: its arrays are views of one float and one integer buffer (two
+    allocations per EPA call)."""
     MV, MF = EPA_MAX_VERTICES, _MAX_FACES
-    return _Polytope(np.empty((MV, 9)), np.empty((MF, 3), np.int64), np.empty((MF, 3), np.int64),
-                     np.empty((MF, 3)), np.empty(MF), np.zeros(MF, np.bool_), np.empty(MF, np.int64),
-                     np.zeros(MF, np.int64), np.empty((MF, 3), np.int64), np.full((MV, 2), -1, np.int64),
-                     np.zeros(3, np.int64))
+    real = np.empty(MV * 9 + MF * 4)
+    whole = np.zeros(MF * 13 + MV * 2 + 3, np.int64)
+    ints = whole[: MF * 13].reshape(MF, 13)  # per face: vertex (3), adjacent (3), horizon (3), alive, free, mark
+    starts = whole[MF * 13: MF * 13 + MV * 2].reshape(MV, 2)
+    starts[:] = -1
+    return _Polytope(real[: MV * 9].reshape(MV, 9), ints[:, 0:3], ints[:, 3:6],
+                     real[MV * 9: MV * 9 + MF * 3].reshape(MF, 3), real[MV * 9 + MF * 3:], ints[:, 9],
+                     ints[:, 10], ints[:, 11], ints[:, 6:9], starts, whole[MF * 13 + MV * 2:])
 
 
 @njit(cache=True)
@@ -92,11 +99,15 @@ def epa_penetration(W, H, k1, k2, S, n, out_p1, out_p2, out_n):
     best_upper = math.inf
     best = np.zeros(3)
     hint1, hint2 = -1, -1  # hull vertices of the last support points: where the next climbs start
+    V, alive, FN, FD, count = P.vertex, P.alive, P.face_normal, P.face_distance, P.count
     for _ in range(EPA_MAX_VERTICES):
-        f = _nearest_face(P)
+        f, nearest = -1, math.inf  # the live face nearest to the origin
+        for g in range(count[1]):
+            if alive[g] and FD[g] < nearest:
+                f, nearest = g, FD[g]
         if f < 0:
             break
-        m0, m1, m2 = P.face_normal[f, 0], P.face_normal[f, 1], P.face_normal[f, 2]
+        m0, m1, m2 = FN[f, 0], FN[f, 1], FN[f, 2]
         a0, a1, a2, hint1 = support_vertex(W, H, k1, m0, m1, m2, hint1)
         b0, b1, b2, hint2 = support_vertex(W, H, k2, -m0, -m1, -m2, hint2)
         w0, w1, w2 = a0 - b0, a1 - b1, a2 - b2
@@ -104,15 +115,19 @@ def epa_penetration(W, H, k1, k2, S, n, out_p1, out_p2, out_n):
         if upper < best_upper:
             best_upper = upper
             best[0], best[1], best[2] = m0, m1, m2
-        if upper - P.face_distance[f] <= EPA_TOLERANCE:
+        if upper - nearest <= EPA_TOLERANCE:
             return _face_result(P, f, out_p1, out_p2, out_n), CONVERGED
-        v = P.count[0]
-        if v == EPA_MAX_VERTICES or _is_vertex(P, w0, w1, w2):
+        v = count[0]
+        repeated = False  # a support point already in the polytope: no way to grow
+        for i in range(v):
+            if V[i, 0] == w0 and V[i, 1] == w1 and V[i, 2] == w2:
+                repeated = True
+        if v == EPA_MAX_VERTICES or repeated:
             break
-        P.vertex[v, 0], P.vertex[v, 1], P.vertex[v, 2] = w0, w1, w2
-        P.vertex[v, 3], P.vertex[v, 4], P.vertex[v, 5] = a0, a1, a2
-        P.vertex[v, 6], P.vertex[v, 7], P.vertex[v, 8] = b0, b1, b2
-        P.count[0] = v + 1
+        V[v, 0], V[v, 1], V[v, 2] = w0, w1, w2
+        V[v, 3], V[v, 4], V[v, 5] = a0, a1, a2
+        V[v, 6], V[v, 7], V[v, 8] = b0, b1, b2
+        count[0] = v + 1
         if not _expand(P, f, v):
             break
     _refine(W, H, k1, k2, best, best_upper)
@@ -254,7 +269,9 @@ def _start_faces(P):
         V[1, :] = V[2, :]
         V[2, :] = swap
     for f in range(4):
-        _make_face(P, _TETRAHEDRON[f][0], _TETRAHEDRON[f][1], _TETRAHEDRON[f][2])
+        a, b, c = _TETRAHEDRON[f]
+        _set_face(V, P.face_vertex, P.face_normal, P.face_distance, P.alive, f, a, b, c)
+    P.count[1] = 4
     for f in range(4):
         for e in range(3):
             a, b = P.face_vertex[f, e], P.face_vertex[f, (e + 1) % 3]
@@ -266,142 +283,113 @@ def _start_faces(P):
 
 # ------------------------------------------------------------------------------------------------
 # growing the polytope
+#
+# Numba keeps the reference counting of every array a function receives unless the function is
+# straight-line code; so the loops below index arrays taken out once, and call no helper with
+# arrays from inside them but the branch-free _set_face.
 
 
-@njit(cache=True)
-def _make_face(P, a, b, c):
-    """A new face a, b, c (slot reused from the free stack when there is one); returns its slot,
-    -1 when the face has no area to orient or no slot is left."""
-    if P.count[2] > 0:
-        P.count[2] -= 1
-        f = P.free[P.count[2]]
-    elif P.count[1] < _MAX_FACES:
-        f = P.count[1]
-        P.count[1] += 1
-    else:
-        return -1
-    V = P.vertex
+@njit(cache=True, error_model="numpy")
+def _set_face(V, face_vertex, face_normal, face_distance, alive, f, a, b, c):
+    """Face slot f := the live face a, b, c (counter-clockwise from outside): its unit normal and
+    its plane's distance from the origin (from the three vertices: less rounding than one).
+    Returns |(b - a) x (c - a)|; 0 (a face without area: no normal) leaves NaN in the normal."""
     e0, e1, e2 = V[b, 0] - V[a, 0], V[b, 1] - V[a, 1], V[b, 2] - V[a, 2]
     f0, f1, f2 = V[c, 0] - V[a, 0], V[c, 1] - V[a, 1], V[c, 2] - V[a, 2]
     m0, m1, m2 = e1 * f2 - e2 * f1, e2 * f0 - e0 * f2, e0 * f1 - e1 * f0
     length = math.sqrt(m0 * m0 + m1 * m1 + m2 * m2)
-    P.face_vertex[f, 0], P.face_vertex[f, 1], P.face_vertex[f, 2] = a, b, c
-    P.alive[f] = True
-    if not length > 0.0:
-        P.face_normal[f, :] = 0.0
-        P.face_distance[f] = math.inf
-        return -1
     m0, m1, m2 = m0 / length, m1 / length, m2 / length
-    P.face_normal[f, 0], P.face_normal[f, 1], P.face_normal[f, 2] = m0, m1, m2
-    # distance of the plane from the origin, from the three vertices (less rounding than one)
-    P.face_distance[f] = (m0 * (V[a, 0] + V[b, 0] + V[c, 0]) + m1 * (V[a, 1] + V[b, 1] + V[c, 1])
-                          + m2 * (V[a, 2] + V[b, 2] + V[c, 2])) / 3.0
-    return f
-
-
-@njit(cache=True)
-def _nearest_face(P):
-    """The live face nearest to the origin (-1 if none)."""
-    best, best_distance = -1, math.inf
-    for f in range(P.count[1]):
-        if P.alive[f] and P.face_distance[f] < best_distance:
-            best, best_distance = f, P.face_distance[f]
-    return best
-
-
-@njit(cache=True)
-def _is_vertex(P, w0, w1, w2):
-    for i in range(P.count[0]):
-        if P.vertex[i, 0] == w0 and P.vertex[i, 1] == w1 and P.vertex[i, 2] == w2:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _visible(P, f, v):
-    """Whether new vertex v lies in front of face f's plane or in it up to rounding. A face the
-    vertex is coplanar with goes too: kept, it would border a sliver face (the vertex, one of its
-    edges) whose normal is mostly rounding."""
-    V = P.vertex
-    ahead = (P.face_normal[f, 0] * V[v, 0] + P.face_normal[f, 1] * V[v, 1] + P.face_normal[f, 2] * V[v, 2]
-             - P.face_distance[f])
-    scale = abs(V[v, 0]) + abs(V[v, 1]) + abs(V[v, 2]) + abs(P.face_distance[f])
-    return ahead > -EPA_VISIBLE_RELATIVE * scale
+    face_vertex[f, 0], face_vertex[f, 1], face_vertex[f, 2] = a, b, c
+    face_normal[f, 0], face_normal[f, 1], face_normal[f, 2] = m0, m1, m2
+    face_distance[f] = (m0 * (V[a, 0] + V[b, 0] + V[c, 0]) + m1 * (V[a, 1] + V[b, 1] + V[c, 1])
+                        + m2 * (V[a, 2] + V[b, 2] + V[c, 2])) / 3.0
+    alive[f] = 1
+    return length
 
 
 @njit(cache=True)
 def _expand(P, f, v):
     """Replace the faces that vertex v sees (found by walking the adjacency from face f, which
-    sees it) by a cone of new faces from v over their horizon. False when the horizon is not one
-    simple loop or a new face cannot be oriented (the caller stops growing)."""
-    stamp = P.count[0]  # a new vertex each call: a fresh stamp
-    stack = P.free[P.count[2]:]  # the free stack's unused tail as the walk's stack
-    removed = 0
-    n_stack = 1
-    stack[0] = f
-    P.mark[f] = stamp
-    n_horizon = 0
+    sees it) by a cone of new faces from v over their horizon. A face sees v when v lies in
+    front of its plane or in it up to rounding (EPA_VISIBLE_RELATIVE): kept, a face coplanar with
+    v would border a sliver face whose normal is mostly rounding. False when the horizon is not
+    one simple loop or a new face has no area (the caller stops growing)."""
+    V, FV, FA, FN, FD = P.vertex, P.face_vertex, P.face_adjacent, P.face_normal, P.face_distance
+    alive, free, mark, horizon, starts, count = P.alive, P.free, P.mark, P.horizon, P.starts, P.count
+    x0, x1, x2 = V[v, 0], V[v, 1], V[v, 2]
+    size = abs(x0) + abs(x1) + abs(x2)
+    stamp = count[0]  # a new vertex each call: a fresh stamp
+    base = count[2]  # the free stack's unused tail is the walk's stack
+    n_stack, n_horizon = 1, 0
+    free[base] = f
+    mark[f] = stamp
     while n_stack > 0:
         n_stack -= 1
-        g = stack[n_stack]
-        P.alive[g] = False
-        removed += 1
+        g = free[base + n_stack]
+        alive[g] = 0
         for e in range(3):
-            h = P.face_adjacent[g, e]
-            if P.mark[h] == stamp:
+            h = FA[g, e]
+            if mark[h] == stamp:
                 continue
-            if _visible(P, h, v):
-                P.mark[h] = stamp
-                if P.count[2] + n_stack + 1 >= _MAX_FACES:
+            ahead = FN[h, 0] * x0 + FN[h, 1] * x1 + FN[h, 2] * x2 - FD[h]
+            if ahead > -EPA_VISIBLE_RELATIVE * (size + abs(FD[h])):
+                mark[h] = stamp
+                if base + n_stack + 1 >= _MAX_FACES:
                     return False
-                stack[n_stack] = h
+                free[base + n_stack] = h
                 n_stack += 1
             else:
-                P.horizon[n_horizon, 0] = P.face_vertex[g, e]
-                P.horizon[n_horizon, 1] = P.face_vertex[g, (e + 1) % 3]
-                P.horizon[n_horizon, 2] = h
+                horizon[n_horizon, 0], horizon[n_horizon, 1], horizon[n_horizon, 2] = FV[g, e], FV[g, (e + 1) % 3], h
                 n_horizon += 1
     # the removed faces' slots are free now (their marks keep them out of this call's walk)
-    for g in range(P.count[1]):
-        if P.mark[g] == stamp and not P.alive[g]:
-            P.free[P.count[2]] = g
-            P.count[2] += 1
-            P.mark[g] = -1
+    for g in range(count[1]):
+        if mark[g] == stamp and not alive[g]:
+            free[count[2]] = g
+            count[2] += 1
+            mark[g] = -1
     # one simple loop: every horizon vertex starts exactly one edge and ends exactly one
     for i in range(n_horizon):
-        P.starts[P.horizon[i, 0], 0] = -1
-        P.starts[P.horizon[i, 1], 1] = -1
+        starts[horizon[i, 0], 0] = -1
+        starts[horizon[i, 1], 1] = -1
     ok = n_horizon >= 3
     for i in range(n_horizon):
-        a, b, h = P.horizon[i, 0], P.horizon[i, 1], P.horizon[i, 2]
-        if P.starts[a, 0] != -1 or P.starts[b, 1] != -1:
+        a, b, h = horizon[i, 0], horizon[i, 1], horizon[i, 2]
+        if starts[a, 0] != -1 or starts[b, 1] != -1:
             ok = False
-        face = _make_face(P, a, b, v)
-        if face < 0:
+        if count[2] > 0:  # a slot: a freed one, else the next unused
+            count[2] -= 1
+            face = free[count[2]]
+        elif count[1] < _MAX_FACES:
+            face = count[1]
+            count[1] += 1
+        else:
+            return False
+        if not _set_face(V, FV, FN, FD, alive, face, a, b, v) > 0.0:
+            FD[face] = math.inf
             ok = False
-            continue
-        P.starts[a, 0] = face
-        P.starts[b, 1] = face
-        P.face_adjacent[face, 0] = h
+        starts[a, 0] = face
+        starts[b, 1] = face
+        FA[face, 0] = h
         for j in range(3):
-            if P.face_vertex[h, j] == b and P.face_vertex[h, (j + 1) % 3] == a:
-                P.face_adjacent[h, j] = face
+            if FV[h, j] == b and FV[h, (j + 1) % 3] == a:
+                FA[h, j] = face
     if not ok:
         return False
     for i in range(n_horizon):
-        a, b = P.horizon[i, 0], P.horizon[i, 1]
-        face = P.starts[a, 0]
-        after, before = P.starts[b, 0], P.starts[a, 1]
+        a, b = horizon[i, 0], horizon[i, 1]
+        face = starts[a, 0]
+        after, before = starts[b, 0], starts[a, 1]
         if after < 0 or before < 0:
             return False
-        P.face_adjacent[face, 1] = after  # edge b -> v, shared with the face starting at b
-        P.face_adjacent[face, 2] = before  # edge v -> a, shared with the face ending at a
+        FA[face, 1] = after  # edge b -> v, shared with the face starting at b
+        FA[face, 2] = before  # edge v -> a, shared with the face ending at a
     # one loop, not several (a face left standing inside the removed region)
-    face, steps = P.starts[P.horizon[0, 0], 0], 0
+    first = starts[horizon[0, 0], 0]
+    face, steps = first, 0
     while True:
-        face = P.face_adjacent[face, 1]
+        face = FA[face, 1]
         steps += 1
-        if face == P.starts[P.horizon[0, 0], 0] or steps > n_horizon:
+        if face == first or steps > n_horizon:
             break
     return steps == n_horizon
 
