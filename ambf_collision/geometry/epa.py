@@ -1,8 +1,8 @@
 """EPA (njit): the penetration depth of two overlapping convex cores, from GJK's final simplex.
 
-``epa_penetration(W, H, k1, k2, S, n, out_p1, out_p2, out_n) -> (core distance, status)`` grows a
-polytope inside the Minkowski difference M = A - B of the cores (A = shape k1, B = shape k2; the
-origin is in M) until its face nearest to the origin lies on M's boundary. That face's distance
+``epa_penetration(C1, C2, HV, NS, NB, S, n, out_p1, out_p2, out_n) -> (core distance, status)``
+(cores C1, C2 as support.Core; HV, NS, NB the HullSet's vertices and vertex graph) grows a polytope inside
+the Minkowski difference M = A - B of the cores (the origin is in M) until its face nearest to the origin lies on M's boundary. That face's distance
 ``d_f`` is a lower bound of the depth (the polytope is inside M), ``h_A(n) + h_B(-n)`` along its
 normal an upper bound (gjk.py's docstring: the depth is the minimum of this over directions); the
 face is accepted when the two agree within ``EPA_TOLERANCE``. Every candidate's upper bound is an
@@ -38,9 +38,9 @@ from ambf_collision.geometry.epa_polytope import (
 )
 from ambf_collision.geometry.simplex import closest_on_simplex
 from ambf_collision.geometry.support import (
+    pair_support,
     settle_witnesses,
     support_bound,
-    support_vertex,
 )
 from ambf_collision.geometry.tolerances import (
     EPA_MAX_VERTICES,
@@ -55,13 +55,13 @@ EPA_NOT_CONVERGED = 2
 
 
 @njit(cache=True)
-def epa_penetration(W, H, k1, k2, S, n, out_p1, out_p2, out_n):
+def epa_penetration(C1, C2, HV, NS, NB, S, n, out_p1, out_p2, out_n):
     """See the module docstring."""
     P = new_polytope()
     for i in range(n):
         P.vertex[i, :] = S[i, :]
     P.count[0] = n
-    if not grow_to_tetrahedron(W, H, k1, k2, P):
+    if not grow_to_tetrahedron(C1, C2, HV, NS, NB, P):
         return _flat_result(P, out_p1, out_p2, out_n), CONVERGED
     start_faces(P)
     best_upper = math.inf
@@ -76,8 +76,7 @@ def epa_penetration(W, H, k1, k2, S, n, out_p1, out_p2, out_n):
         if f < 0:
             break
         m0, m1, m2 = FN[f, 0], FN[f, 1], FN[f, 2]
-        a0, a1, a2, hint1 = support_vertex(W, H, k1, m0, m1, m2, hint1)
-        b0, b1, b2, hint2 = support_vertex(W, H, k2, -m0, -m1, -m2, hint2)
+        a0, a1, a2, b0, b1, b2, hint1, hint2 = pair_support(C1, C2, HV, NS, NB, m0, m1, m2, hint1, hint2)
         w0, w1, w2 = a0 - b0, a1 - b1, a2 - b2
         upper = m0 * w0 + m1 * w1 + m2 * w2
         if upper < best_upper:
@@ -98,13 +97,13 @@ def epa_penetration(W, H, k1, k2, S, n, out_p1, out_p2, out_n):
         count[0] = v + 1
         if not expand(P, f, v):
             break
-    _refine(W, H, k1, k2, best, best_upper)
+    _refine(C1, C2, HV, NS, NB, best, best_upper)
     out_n[0], out_n[1], out_n[2] = best[0], best[1], best[2]
-    return support_bound(W, H, k1, k2, best[0], best[1], best[2], out_p1, out_p2), EPA_NOT_CONVERGED
+    return support_bound(C1, C2, HV, NS, NB, best[0], best[1], best[2], out_p1, out_p2), EPA_NOT_CONVERGED
 
 
 @njit(cache=True)
-def _refine(W, H, k1, k2, u, value):
+def _refine(C1, C2, HV, NS, NB, u, value):
     """Pattern search for a smaller h_A(u) + h_B(-u) about the unit direction u (updated in place):
     eight directions around u at an angle ``step``, the pattern turned by the golden angle every
     round; move to the best if it is smaller, else halve the step, down to 1e-12 rad. For when EPA
@@ -123,8 +122,7 @@ def _refine(W, H, k1, k2, u, value):
             x0, x1, x2 = u[0] + c * e[0] + s * f0, u[1] + c * e[1] + s * f1, u[2] + c * e[2] + s * f2
             length = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
             x0, x1, x2 = x0 / length, x1 / length, x2 / length
-            a0, a1, a2, _ = support_vertex(W, H, k1, x0, x1, x2, -1)
-            c0, c1, c2, _ = support_vertex(W, H, k2, -x0, -x1, -x2, -1)
+            a0, a1, a2, c0, c1, c2, _, _ = pair_support(C1, C2, HV, NS, NB, x0, x1, x2, -1, -1)
             trial = x0 * (a0 - c0) + x1 * (a1 - c1) + x2 * (a2 - c2)
             if trial < best:
                 best, b0, b1, b2 = trial, x0, x1, x2

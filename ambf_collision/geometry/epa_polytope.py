@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ambf_collision.geometry.support import support_vertex
+from ambf_collision.geometry.support import pair_support
 from ambf_collision.geometry.tolerances import (
     EPA_MAX_VERTICES,
     EPA_TOLERANCE,
@@ -50,25 +50,20 @@ class Polytope(NamedTuple):
 
 @njit(cache=True)
 def new_polytope():
-    """A fresh polytope: its arrays are views of one float and one integer buffer (two
-    allocations per EPA call)."""
+    """A fresh polytope (its own C-contiguous arrays: views of one buffer would be typed as
+    non-contiguous and compile half as fast)."""
     MV, MF = EPA_MAX_VERTICES, _MAX_FACES
-    real = np.empty(MV * 9 + MF * 4)
-    whole = np.zeros(MF * 13 + MV * 2 + 3, np.int64)
-    ints = whole[: MF * 13].reshape(MF, 13)  # per face: vertex (3), adjacent (3), horizon (3), alive, free, mark
-    starts = whole[MF * 13: MF * 13 + MV * 2].reshape(MV, 2)
-    starts[:] = -1
-    return Polytope(real[: MV * 9].reshape(MV, 9), ints[:, 0:3], ints[:, 3:6],
-                     real[MV * 9: MV * 9 + MF * 3].reshape(MF, 3), real[MV * 9 + MF * 3:], ints[:, 9],
-                     ints[:, 10], ints[:, 11], ints[:, 6:9], starts, whole[MF * 13 + MV * 2:])
+    return Polytope(np.empty((MV, 9)), np.empty((MF, 3), np.int64), np.empty((MF, 3), np.int64),
+                    np.empty((MF, 3)), np.empty(MF), np.zeros(MF, np.int64), np.empty(MF, np.int64),
+                    np.zeros(MF, np.int64), np.empty((MF, 3), np.int64), np.full((MV, 2), -1, np.int64),
+                    np.zeros(3, np.int64))
 
 
 @njit(cache=True)
-def _add_support(W, H, k1, k2, P, d0, d1, d2):
+def _add_support(C1, C2, HV, NS, NB, P, d0, d1, d2):
     """Append the support point of M along d as a polytope vertex (not counted yet); returns it."""
     v = P.count[0]
-    a0, a1, a2, _ = support_vertex(W, H, k1, d0, d1, d2, -1)
-    b0, b1, b2, _ = support_vertex(W, H, k2, -d0, -d1, -d2, -1)
+    a0, a1, a2, b0, b1, b2, _, _ = pair_support(C1, C2, HV, NS, NB, d0, d1, d2, -1, -1)
     P.vertex[v, 0], P.vertex[v, 1], P.vertex[v, 2] = a0 - b0, a1 - b1, a2 - b2
     P.vertex[v, 3], P.vertex[v, 4], P.vertex[v, 5] = a0, a1, a2
     P.vertex[v, 6], P.vertex[v, 7], P.vertex[v, 8] = b0, b1, b2
@@ -76,60 +71,70 @@ def _add_support(W, H, k1, k2, P, d0, d1, d2):
 
 
 @njit(cache=True)
-def grow_to_tetrahedron(W, H, k1, k2, P):
+def grow_to_tetrahedron(C1, C2, HV, NS, NB, P):
     """Grow GJK's simplex (P.count[0] = 1..4 vertices) into a tetrahedron of M with volume by
-    support points: along the axes (off a point), around a segment (off its line), along the two
-    normals of a triangle (off its plane). False when M is flat in every tried direction."""
+    support points: along the six axis directions until one is off the point; around a segment,
+    60 degrees apart, until one is off its line; along both normals of a triangle, keeping the
+    farther from its plane. False when M is flat in every tried direction. (One support call in
+    one loop: it is compiled once.)"""
     V = P.vertex
-    if P.count[0] == 1:
-        for axis in range(6):
-            d = np.zeros(3)
-            d[axis // 2] = 1.0 if axis % 2 == 0 else -1.0
-            x0, x1, x2 = _add_support(W, H, k1, k2, P, d[0], d[1], d[2])
-            if _far(x0 - V[0, 0], x1 - V[0, 1], x2 - V[0, 2], 0.0, 0.0, 0.0):
-                P.count[0] = 2
-                break
-        if P.count[0] == 1:
+    attempt, up = 0, 0.0
+    keep = np.empty(9)
+    while P.count[0] < 4:
+        n = P.count[0]
+        if attempt == (6 if n < 3 else 2):
             return False
-    if P.count[0] == 2:
-        u0, u1, u2 = V[1, 0] - V[0, 0], V[1, 1] - V[0, 1], V[1, 2] - V[0, 2]
-        e = perpendicular(u0, u1, u2)
-        ul = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
-        f0, f1, f2 = (u1 * e[2] - u2 * e[1]) / ul, (u2 * e[0] - u0 * e[2]) / ul, (u0 * e[1] - u1 * e[0]) / ul
-        for step in range(6):  # around the segment, 60 degrees apart
-            c, s = math.cos(step * math.pi / 3.0), math.sin(step * math.pi / 3.0)
-            x0, x1, x2 = _add_support(W, H, k1, k2, P, c * e[0] + s * f0, c * e[1] + s * f1, c * e[2] + s * f2)
-            r0, r1, r2 = x0 - V[0, 0], x1 - V[0, 1], x2 - V[0, 2]
-            if _far(r1 * u2 - r2 * u1, r2 * u0 - r0 * u2, r0 * u1 - r1 * u0, 0.0, 0.0, 0.0, ul):
-                P.count[0] = 3
-                break
-        if P.count[0] == 2:
-            return False
-    if P.count[0] == 3:
-        e0, e1, e2 = V[1, 0] - V[0, 0], V[1, 1] - V[0, 1], V[1, 2] - V[0, 2]
-        f0, f1, f2 = V[2, 0] - V[0, 0], V[2, 1] - V[0, 1], V[2, 2] - V[0, 2]
-        m0, m1, m2 = e1 * f2 - e2 * f1, e2 * f0 - e0 * f2, e0 * f1 - e1 * f0
-        ml = math.sqrt(m0 * m0 + m1 * m1 + m2 * m2)
-        if ml == 0.0:
-            return False
-        m0, m1, m2 = m0 / ml, m1 / ml, m2 / ml
-        x0, x1, x2 = _add_support(W, H, k1, k2, P, m0, m1, m2)
-        up = m0 * (x0 - V[0, 0]) + m1 * (x1 - V[0, 1]) + m2 * (x2 - V[0, 2])
-        keep = V[3, :].copy()
-        x0, x1, x2 = _add_support(W, H, k1, k2, P, -m0, -m1, -m2)
-        down = -(m0 * (x0 - V[0, 0]) + m1 * (x1 - V[0, 1]) + m2 * (x2 - V[0, 2]))
-        if up >= down:
-            V[3, :] = keep
-        if not _far(max(up, down), 0.0, 0.0, 0.0, 0.0, 0.0):
-            return False
-        P.count[0] = 4
+        d0, d1, d2 = _grow_direction(V, n, attempt)
+        x0, x1, x2 = _add_support(C1, C2, HV, NS, NB, P, d0, d1, d2)
+        attempt += 1
+        r0, r1, r2 = x0 - V[0, 0], x1 - V[0, 1], x2 - V[0, 2]
+        if n == 1:
+            off = math.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+        elif n == 2:  # distance from the segment's line
+            u0, u1, u2 = V[1, 0] - V[0, 0], V[1, 1] - V[0, 1], V[1, 2] - V[0, 2]
+            c0, c1, c2 = r1 * u2 - r2 * u1, r2 * u0 - r0 * u2, r0 * u1 - r1 * u0
+            off = math.sqrt(c0 * c0 + c1 * c1 + c2 * c2) / math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+        else:  # height above (below) the triangle's plane, along the direction taken
+            off = d0 * r0 + d1 * r1 + d2 * r2
+        if n < 3:
+            if off > EPA_TOLERANCE:
+                P.count[0] = n + 1
+                attempt = 0
+        elif attempt == 1:
+            up = off
+            keep[:] = V[3, :]
+        else:
+            if up >= off:
+                V[3, :] = keep
+            if not max(up, off) > EPA_TOLERANCE:
+                return False
+            P.count[0] = 4
     return True
 
 
 @njit(cache=True)
-def _far(x0, x1, x2, y0, y1, y2, scale=1.0):
-    """Whether |x - y| / scale exceeds EPA_TOLERANCE: a new vertex off the point, line or plane."""
-    return math.sqrt((x0 - y0) ** 2 + (x1 - y1) ** 2 + (x2 - y2) ** 2) > EPA_TOLERANCE * scale
+def _grow_direction(V, n, attempt):
+    """The search direction of grow_to_tetrahedron's attempt at a simplex of n points: axis
+    +x, -x, +y, ... (n = 1); perpendicular to the segment, turned 60 degrees per attempt (n = 2);
+    the triangle's unit normal, then its opposite (n = 3; 0 for a triangle without area)."""
+    if n == 1:
+        d = np.zeros(3)
+        d[attempt // 2] = 1.0 if attempt % 2 == 0 else -1.0
+        return d[0], d[1], d[2]
+    u0, u1, u2 = V[1, 0] - V[0, 0], V[1, 1] - V[0, 1], V[1, 2] - V[0, 2]
+    if n == 2:
+        e = perpendicular(u0, u1, u2)
+        ul = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
+        f0, f1, f2 = (u1 * e[2] - u2 * e[1]) / ul, (u2 * e[0] - u0 * e[2]) / ul, (u0 * e[1] - u1 * e[0]) / ul
+        c, s = math.cos(attempt * math.pi / 3.0), math.sin(attempt * math.pi / 3.0)
+        return c * e[0] + s * f0, c * e[1] + s * f1, c * e[2] + s * f2
+    f0, f1, f2 = V[2, 0] - V[0, 0], V[2, 1] - V[0, 1], V[2, 2] - V[0, 2]
+    m0, m1, m2 = u1 * f2 - u2 * f1, u2 * f0 - u0 * f2, u0 * f1 - u1 * f0
+    ml = math.sqrt(m0 * m0 + m1 * m1 + m2 * m2)
+    if ml == 0.0:
+        return 0.0, 0.0, 0.0
+    s = 1.0 if attempt == 0 else -1.0
+    return s * m0 / ml, s * m1 / ml, s * m2 / ml
 
 
 @njit(cache=True)

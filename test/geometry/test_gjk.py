@@ -310,17 +310,19 @@ def test_the_last_resort_bound():
     """The checks behind CENTRE_FALLBACK: a result that is not finite or larger than the shapes
     is refused, and the bound along the centres' direction is the support-function value there."""
     from ambf_collision.geometry.gjk import _bounded, _centre_fallback
+    from ambf_collision.geometry.support import core_of
 
     s1, s2 = Box([1.0, 2.0, 3.0], [0.1, 0.0, 0.0], rotation(7)), Cylinder(0.5, 1.0, [0.6, 0.3, -0.2], rotation(8))
     W, hulls = world_of([s1, s2])
     H = hulls.arrays()
+    C1, C2 = core_of(W, H, 0), core_of(W, H, 1)
     good = signed(s1, s2)
-    assert _bounded(W, H, 0, 1, good[0], good[1], good[2], good[3])
+    assert _bounded(C1, C2, good[0], good[1], good[2], good[3])
     for d, p1, n in ((np.nan, good[1], good[3]), (-1.797e308, good[1], good[3]), (good[0], good[1] + 1e3, good[3]),
                      (good[0], good[1], 2 * good[3]), (good[0], np.full(3, np.inf), good[3])):
-        assert not _bounded(W, H, 0, 1, d, p1, good[2], n)
+        assert not _bounded(C1, C2, d, p1, good[2], n)
     p1, p2, n = np.empty(3), np.empty(3), np.empty(3)
-    d = _centre_fallback(W, H, 0, 1, p1, p2, n)
+    d = _centre_fallback(C1, C2, H.vertices, H.neighbor_start, H.neighbors, p1, p2, n)
     axis = (s2.position - s1.position) / np.linalg.norm(s2.position - s1.position)
     assert np.allclose(n, axis, atol=1e-15)
     assert d == pytest.approx(-(support_values(s1, n)[0] + support_values(s2, -n)[0]), abs=1e-15)
