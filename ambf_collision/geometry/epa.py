@@ -38,6 +38,7 @@ from ambf_collision.geometry.epa_polytope import (
 )
 from ambf_collision.geometry.simplex import closest_on_simplex
 from ambf_collision.geometry.support import (
+    NONE,
     pair_support,
     settle_witnesses,
     support_bound,
@@ -66,10 +67,10 @@ def epa_penetration(C1, C2, HV, NS, NB, S, n, out_p1, out_p2, out_n):
     start_faces(P)
     best_upper = math.inf
     best = np.zeros(3)
-    hint1, hint2 = -1, -1  # hull vertices of the last support points: where the next climbs start
+    hint1, hint2 = NONE, NONE  # hull vertices of the last support points: where the next climbs start
     V, alive, FN, FD, count = P.vertex, P.alive, P.face_normal, P.face_distance, P.count
     for _ in range(EPA_MAX_VERTICES):
-        f, nearest = -1, math.inf  # the live face nearest to the origin
+        f, nearest = NONE, math.inf  # the live face nearest to the origin
         for g in range(count[1]):
             if alive[g] and FD[g] < nearest:
                 f, nearest = g, FD[g]
@@ -122,7 +123,7 @@ def _refine(C1, C2, HV, NS, NB, u, value):
             x0, x1, x2 = u[0] + c * e[0] + s * f0, u[1] + c * e[1] + s * f1, u[2] + c * e[2] + s * f2
             length = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
             x0, x1, x2 = x0 / length, x1 / length, x2 / length
-            a0, a1, a2, c0, c1, c2, _, _ = pair_support(C1, C2, HV, NS, NB, x0, x1, x2, -1, -1)
+            a0, a1, a2, c0, c1, c2, _, _ = pair_support(C1, C2, HV, NS, NB, x0, x1, x2, NONE, NONE)
             trial = x0 * (a0 - c0) + x1 * (a1 - c1) + x2 * (a2 - c2)
             if trial < best:
                 best, b0, b1, b2 = trial, x0, x1, x2

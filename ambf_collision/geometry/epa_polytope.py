@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ambf_collision.geometry.support import pair_support
+from ambf_collision.geometry.support import NONE, pair_support
 from ambf_collision.geometry.tolerances import (
     EPA_MAX_VERTICES,
     EPA_TOLERANCE,
@@ -63,7 +63,7 @@ def new_polytope():
 def _add_support(C1, C2, HV, NS, NB, P, d0, d1, d2):
     """Append the support point of M along d as a polytope vertex (not counted yet); returns it."""
     v = P.count[0]
-    a0, a1, a2, b0, b1, b2, _, _ = pair_support(C1, C2, HV, NS, NB, d0, d1, d2, -1, -1)
+    a0, a1, a2, b0, b1, b2, _, _ = pair_support(C1, C2, HV, NS, NB, d0, d1, d2, NONE, NONE)
     P.vertex[v, 0], P.vertex[v, 1], P.vertex[v, 2] = a0 - b0, a1 - b1, a2 - b2
     P.vertex[v, 3], P.vertex[v, 4], P.vertex[v, 5] = a0, a1, a2
     P.vertex[v, 6], P.vertex[v, 7], P.vertex[v, 8] = b0, b1, b2
@@ -113,6 +113,22 @@ def grow_to_tetrahedron(C1, C2, HV, NS, NB, P):
 
 
 @njit(cache=True)
+def perpendicular(u0, u1, u2):
+    """A unit vector perpendicular to u (u x the axis along which u is smallest)."""
+    a0, a1, a2 = abs(u0), abs(u1), abs(u2)
+    if a0 <= a1 and a0 <= a2:
+        x0, x1, x2 = 0.0, u2, -u1
+    elif a1 <= a2:
+        x0, x1, x2 = -u2, 0.0, u0
+    else:
+        x0, x1, x2 = u1, -u0, 0.0
+    length = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    e = np.empty(3)
+    e[0], e[1], e[2] = x0 / length, x1 / length, x2 / length
+    return e
+
+
+@njit("UniTuple(float64, 3)(float64[:, ::1], int64, int64)", cache=True)  # one version (support.NONE)
 def _grow_direction(V, n, attempt):
     """The search direction of grow_to_tetrahedron's attempt at a simplex of n points: axis
     +x, -x, +y, ... (n = 1); perpendicular to the segment, turned 60 degrees per attempt (n = 2);
@@ -135,22 +151,6 @@ def _grow_direction(V, n, attempt):
         return 0.0, 0.0, 0.0
     s = 1.0 if attempt == 0 else -1.0
     return s * m0 / ml, s * m1 / ml, s * m2 / ml
-
-
-@njit(cache=True)
-def perpendicular(u0, u1, u2):
-    """A unit vector perpendicular to u (u x the axis along which u is smallest)."""
-    a0, a1, a2 = abs(u0), abs(u1), abs(u2)
-    if a0 <= a1 and a0 <= a2:
-        x0, x1, x2 = 0.0, u2, -u1
-    elif a1 <= a2:
-        x0, x1, x2 = -u2, 0.0, u0
-    else:
-        x0, x1, x2 = u1, -u0, 0.0
-    length = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
-    e = np.empty(3)
-    e[0], e[1], e[2] = x0 / length, x1 / length, x2 / length
-    return e
 
 
 @njit(cache=True)

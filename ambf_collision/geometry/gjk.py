@@ -50,6 +50,7 @@ from numba import njit
 from ambf_collision.geometry.epa import EPA_NOT_CONVERGED, epa_penetration
 from ambf_collision.geometry.simplex import closest_on_simplex
 from ambf_collision.geometry.support import (
+    NONE,
     core_of,
     pair_support,
     settle_witnesses,
@@ -105,7 +106,7 @@ def _gjk(C1, C2, HV, NS, NB, S, lam):
         v0 = 1.0
     vv = v0 * v0 + v1 * v1 + v2 * v2
     n = 0
-    hint1, hint2 = -1, -1  # hull vertices of the last support points: where the next climbs start
+    hint1, hint2 = NONE, NONE  # hull vertices of the last support points: where the next climbs start
     for iteration in range(GJK_MAX_ITERATIONS):
         a0, a1, a2, b0, b1, b2, hint1, hint2 = pair_support(C1, C2, HV, NS, NB, -v0, -v1, -v2, hint1, hint2)
         w0, w1, w2 = a0 - b0, a1 - b1, a2 - b2

@@ -70,7 +70,7 @@ def _put(i, value, j, other, k, third):
     return w0, w1, w2, w3
 
 
-@njit(cache=True)
+@njit("UniTuple(float64, 5)(float64[:, ::1], int64, int64)", cache=True)  # one version for all indices
 def _segment(S, i, j):
     """Weights (w0..w3) of the point of segment S[i] S[j] closest to the origin, and its squared
     distance."""
@@ -94,7 +94,7 @@ def _cross_dot(m0, m1, m2, S, j, k):
             + m2 * (S[j, 0] * S[k, 1] - S[j, 1] * S[k, 0]))
 
 
-@njit(cache=True)
+@njit("UniTuple(float64, 5)(float64[:, ::1], int64, int64, int64)", cache=True)  # as _segment
 def _triangle(S, i, j, k):
     """Weights (w0..w3) of the point of triangle S[i] S[j] S[k] closest to the origin, and its
     squared distance. With m = (S[j] - S[i]) x (S[k] - S[i]), the weights of the origin's

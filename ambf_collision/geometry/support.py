@@ -31,12 +31,17 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
 from numba import njit
 
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, SPHERE
 from ambf_collision.geometry.tolerances import SUPPORT_TIE_RELATIVE
 
-__all__ = ["Core", "core_of", "core_support", "pair_support", "settle_witnesses", "support", "support_bound"]
+__all__ = ["NONE", "Core", "core_of", "core_support", "pair_support", "settle_witnesses", "support", "support_bound"]
+
+#: -1 as an int64 ("no hint", "no face"): numba types a literal -1 passed to a compiled function
+#: as its own type and compiles that function once more for it (seconds each, measured).
+NONE = np.int64(-1)
 
 
 class Core(NamedTuple):
@@ -107,7 +112,7 @@ def core_of(W, H, k):
 def support(W, H, k, d0, d1, d2, out3):
     """Support point of shape k in world direction d written to out3 (3,); see the module docstring."""
     C = core_of(W, H, k)
-    out3[0], out3[1], out3[2], _ = core_support(C, H.vertices, H.neighbor_start, H.neighbors, d0, d1, d2, -1)
+    out3[0], out3[1], out3[2], _ = core_support(C, H.vertices, H.neighbor_start, H.neighbors, d0, d1, d2, NONE)
 
 
 @njit(cache=True)
@@ -212,7 +217,7 @@ def support_bound(C1, C2, V, neighbor_start, neighbors, n0, n1, n2, out_p1, out_
     writes witness points on the two supporting planes: the support points a of core 1 along n and
     b of core 2 along -n, each moved towards the other by half of their offset r = b - a - value n
     across n, so that p2 = p1 + value n (r is 0 where n is optimal and the contact a point)."""
-    a0, a1, a2, b0, b1, b2, _, _ = pair_support(C1, C2, V, neighbor_start, neighbors, n0, n1, n2, -1, -1)
+    a0, a1, a2, b0, b1, b2, _, _ = pair_support(C1, C2, V, neighbor_start, neighbors, n0, n1, n2, NONE, NONE)
     value = n0 * (b0 - a0) + n1 * (b1 - a1) + n2 * (b2 - a2)
     out_p1[0], out_p1[1], out_p1[2] = a0, a1, a2
     out_p2[0], out_p2[1], out_p2[2] = b0, b1, b2
