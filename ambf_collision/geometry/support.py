@@ -76,7 +76,7 @@ class Core(NamedTuple):
     reach: float  # radius about m holding the whole shape, radius included
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def core_of(W, H, k):
     """The :class:`Core` of shape k of the world W (its HullSet's arrays H)."""
     kind = W.kind[k]
@@ -121,20 +121,27 @@ def core_support(C, V, neighbor_start, neighbors, d0, d1, d2, hint):
     of its vertex (-1 otherwise): ``(x, y, z, vertex)``. ``V``, ``neighbor_start``, ``neighbors``
     are the HullSet's; ``hint`` (a vertex of the same hull, -1 for none) is where the hill climb
     over the hull's vertex graph starts: GJK and EPA pass the previous support vertex, usually next
-    to the new one. The arrays go to the climb before any branch (then numba drops their
-    reference counting)."""
-    # the direction in the shape's local frame: R^T d
-    v0 = C.r00 * d0 + C.r10 * d1 + C.r20 * d2
+    to the new one. Straight-line code (the kinds' branches are in the scalar ``core_point``), so
+    that numba drops the reference counting of the arrays it passes on (measured)."""
+    v0 = C.r00 * d0 + C.r10 * d1 + C.r20 * d2  # the direction in the shape's local frame: R^T d
     v1 = C.r01 * d0 + C.r11 * d1 + C.r21 * d2
     v2 = C.r02 * d0 + C.r12 * d1 + C.r22 * d2
     vertex, x0, x1, x2 = hull_climb(V, neighbor_start, neighbors, C.first, hint, v0, v1, v2)
+    p0, p1, p2 = core_point(C, x0, x1, x2, d0, d1, d2, v0, v1, v2)
+    return p0, p1, p2, vertex
+
+
+@njit(cache=True)
+def core_point(C, x0, x1, x2, d0, d1, d2, v0, v1, v2):
+    """World support point of C along d (v: d in C's frame) given its hull's support vertex x
+    (local; unused for other kinds)."""
     if C.kind == CAPSULE:  # the segment's end b when it is farther along d, as an offset from a
         x0, x1, x2 = (C.e0, C.e1, C.e2) if C.e0 * d0 + C.e1 * d1 + C.e2 * d2 > 0.0 else (0.0, 0.0, 0.0)
     elif C.kind != CONVEX:
         x0, x1, x2 = solid_support(C.kind, C.h0, C.h1, C.h2, v0, v1, v2)
     return (C.c0 + C.r00 * x0 + C.r01 * x1 + C.r02 * x2,
             C.c1 + C.r10 * x0 + C.r11 * x1 + C.r12 * x2,
-            C.c2 + C.r20 * x0 + C.r21 * x1 + C.r22 * x2, vertex)
+            C.c2 + C.r20 * x0 + C.r21 * x1 + C.r22 * x2)
 
 
 @njit(cache=True)
@@ -194,18 +201,10 @@ def _signed(half, v, tie):
 def pair_support(C1, C2, V, neighbor_start, neighbors, d0, d1, d2, hint1, hint2):
     """The support points of core 1 along d and of core 2 along -d, with their hull vertices:
     ``(a0, a1, a2, b0, b1, b2, vertex1, vertex2)``; a - b is the support point of the Minkowski
-    difference along d. One call of core_support in a loop over the two cores: compiled (and
-    inlined by LLVM) once, which keeps the callers' compile time down."""
-    a0 = a1 = a2 = 0.0
-    vertex1 = hint1
-    for side in range(2):
-        C = C1 if side == 0 else C2
-        s = 1.0 if side == 0 else -1.0
-        x0, x1, x2, vertex = core_support(C, V, neighbor_start, neighbors, s * d0, s * d1, s * d2,
-                                          hint1 if side == 0 else hint2)
-        if side == 0:
-            a0, a1, a2, vertex1 = x0, x1, x2, vertex
-    return a0, a1, a2, x0, x1, x2, vertex1, vertex
+    difference along d. Straight-line, as core_support."""
+    a0, a1, a2, vertex1 = core_support(C1, V, neighbor_start, neighbors, d0, d1, d2, hint1)
+    b0, b1, b2, vertex2 = core_support(C2, V, neighbor_start, neighbors, -d0, -d1, -d2, hint2)
+    return a0, a1, a2, b0, b1, b2, vertex1, vertex2
 
 
 @njit(cache=True)
