@@ -56,8 +56,6 @@ class Hulls(NamedTuple):
     face_start: np.ndarray  # (H + 1,) int64
     centre: np.ndarray  # (H, 3) float64
     bound_radius: np.ndarray  # (H,) float64
-    triangles: np.ndarray  # (T, 3) int64, rows of ``vertices``
-    triangle_start: np.ndarray  # (H + 1,) int64
     neighbor_start: np.ndarray  # (V + 1,) int64
     neighbors: np.ndarray  # (A,) int64: vertices joined to vertex i by a hull edge, rows of ``vertices``
 
@@ -138,8 +136,7 @@ class HullSet:
     def arrays(self) -> Hulls:
         """The :class:`Hulls` tuple the njit kernels take (views, no copies)."""
         return Hulls(self.vertices, self.vertex_start, self.face_normal, self.face_offset, self.face_start,
-                     self.centre, self.bound_radius, self.triangles, self.triangle_start, self.neighbor_start,
-                     self.neighbors)
+                     self.centre, self.bound_radius, self.neighbor_start, self.neighbors)
 
     def hull_vertices(self, h: int) -> np.ndarray:
         """Vertices (n, 3) of hull h (local frame, metres)."""
