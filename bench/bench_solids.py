@@ -26,12 +26,12 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ambf_collision.geometry import coal_bridge  # noqa: E402 (after the path set-up, as the other benches)
-from ambf_collision.geometry.gjk import convex_distance  # noqa: E402
-from ambf_collision.geometry.hulls import HullSet  # noqa: E402
-from ambf_collision.geometry.shapes import PLANE  # noqa: E402
-from ambf_collision.geometry.world_shapes import WorldShapes, make_world  # noqa: E402
-from ambf_collision.model import Model  # noqa: E402
+from ambf_collision.geometry import coal_bridge
+from ambf_collision.geometry.gjk import convex_distance
+from ambf_collision.geometry.hulls import HullSet
+from ambf_collision.geometry.shapes import PLANE
+from ambf_collision.geometry.world_shapes import WorldShapes, make_world
+from ambf_collision.model import Model
 
 ROBOTS = ["robots/blender-pr2.yaml", "robots/blender-suj.yaml", "robots/blender-raven2.yaml",
           "robots/blender-kuka.yaml", "robots/blender-psm.yaml", "robots/blender-ecm.yaml"]
