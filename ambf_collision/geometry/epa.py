@@ -1,8 +1,8 @@
 """EPA (njit): the penetration depth of two overlapping convex cores, from GJK's final simplex.
 
-``epa_penetration(W, H, k1, k2, S, n, out_p1, out_p2, out_n) -> (core distance, status)`` grows a
-polytope inside the Minkowski difference M = A - B of the cores (A = shape k1, B = shape k2; the
-origin is in M) until its face nearest to the origin lies on M's boundary. That face's distance
+``epa_penetration(C1, C2, HV, NS, NB, S, n, out_p1, out_p2, out_n) -> (core distance, status)``
+(cores C1, C2 as support.Core; HV, NS, NB the HullSet's vertices and vertex graph) grows a polytope inside
+the Minkowski difference M = A - B of the cores (the origin is in M) until its face nearest to the origin lies on M's boundary. That face's distance
 ``d_f`` is a lower bound of the depth (the polytope is inside M), ``h_A(n) + h_B(-n)`` along its
 normal an upper bound (gjk.py's docstring: the depth is the minimum of this over directions); the
 face is accepted when the two agree within ``EPA_TOLERANCE``. Every candidate's upper bound is an
@@ -25,22 +25,28 @@ tetrahedron by support points off its plane or line; a Minkowski difference that
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
+from ambf_collision.geometry.epa_polytope import (
+    expand,
+    grow_to_tetrahedron,
+    new_polytope,
+    perpendicular,
+    start_faces,
+)
 from ambf_collision.geometry.simplex import closest_on_simplex
 from ambf_collision.geometry.support import (
+    NONE,
+    pair_support,
     settle_witnesses,
     support_bound,
-    support_vertex,
 )
 from ambf_collision.geometry.tolerances import (
     EPA_MAX_VERTICES,
     EPA_REFINE_STEP,
     EPA_TOLERANCE,
-    EPA_VISIBLE_RELATIVE,
 )
 
 __all__ = ["EPA_NOT_CONVERGED", "epa_penetration"]
@@ -48,80 +54,57 @@ __all__ = ["EPA_NOT_CONVERGED", "epa_penetration"]
 CONVERGED = 0
 EPA_NOT_CONVERGED = 2
 
-_MAX_FACES = 2 * EPA_MAX_VERTICES  # a closed triangulated polytope of V vertices has 2 V - 4 faces
-_TETRAHEDRON = ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2))  # outward once det(w1-w0, w2-w0, w3-w0) < 0
-
-
-class _Polytope(NamedTuple):
-    """EPA's polytope: vertices (rows like GJK's simplex: w, a, b), faces counter-clockwise seen
-    from outside, each with its neighbour across edge e = (vertex e, vertex e+1), outward unit
-    normal and distance from the origin; ``count`` = [vertices, face slots used, free slots]."""
-
-    vertex: np.ndarray  # (EPA_MAX_VERTICES, 9)
-    face_vertex: np.ndarray  # (_MAX_FACES, 3) int64
-    face_adjacent: np.ndarray  # (_MAX_FACES, 3) int64
-    face_normal: np.ndarray  # (_MAX_FACES, 3)
-    face_distance: np.ndarray  # (_MAX_FACES,)
-    alive: np.ndarray  # (_MAX_FACES,) bool
-    free: np.ndarray  # (_MAX_FACES,) int64: stack of dead face slots
-    mark: np.ndarray  # (_MAX_FACES,) int64: visibility stamp per face
-    horizon: np.ndarray  # (_MAX_FACES, 3) int64: (from, to, outer face) per horizon edge
-    starts: np.ndarray  # (EPA_MAX_VERTICES, 2) int64: new face starting / ending at a vertex
-    count: np.ndarray  # (3,) int64
-
 
 @njit(cache=True)
-def _polytope():
-    MV, MF = EPA_MAX_VERTICES, _MAX_FACES
-    return _Polytope(np.empty((MV, 9)), np.empty((MF, 3), np.int64), np.empty((MF, 3), np.int64),
-                     np.empty((MF, 3)), np.empty(MF), np.zeros(MF, np.bool_), np.empty(MF, np.int64),
-                     np.zeros(MF, np.int64), np.empty((MF, 3), np.int64), np.full((MV, 2), -1, np.int64),
-                     np.zeros(3, np.int64))
-
-
-@njit(cache=True)
-def epa_penetration(W, H, k1, k2, S, n, out_p1, out_p2, out_n):
+def epa_penetration(C1, C2, HV, NS, NB, S, n, out_p1, out_p2, out_n):
     """See the module docstring."""
-    P = _polytope()
+    P = new_polytope()
     for i in range(n):
         P.vertex[i, :] = S[i, :]
     P.count[0] = n
-    if not _grow_to_tetrahedron(W, H, k1, k2, P):
+    if not grow_to_tetrahedron(C1, C2, HV, NS, NB, P):
         return _flat_result(P, out_p1, out_p2, out_n), CONVERGED
-    _start_faces(P)
+    start_faces(P)
     best_upper = math.inf
     best = np.zeros(3)
-    hint1, hint2 = -1, -1  # hull vertices of the last support points: where the next climbs start
+    hint1, hint2 = NONE, NONE  # hull vertices of the last support points: where the next climbs start
+    V, alive, FN, FD, count = P.vertex, P.alive, P.face_normal, P.face_distance, P.count
     for _ in range(EPA_MAX_VERTICES):
-        f = _nearest_face(P)
+        f, nearest = NONE, math.inf  # the live face nearest to the origin
+        for g in range(count[1]):
+            if alive[g] and FD[g] < nearest:
+                f, nearest = g, FD[g]
         if f < 0:
             break
-        m0, m1, m2 = P.face_normal[f, 0], P.face_normal[f, 1], P.face_normal[f, 2]
-        a0, a1, a2, hint1 = support_vertex(W, H, k1, m0, m1, m2, hint1)
-        b0, b1, b2, hint2 = support_vertex(W, H, k2, -m0, -m1, -m2, hint2)
+        m0, m1, m2 = FN[f, 0], FN[f, 1], FN[f, 2]
+        a0, a1, a2, b0, b1, b2, hint1, hint2 = pair_support(C1, C2, HV, NS, NB, m0, m1, m2, hint1, hint2)
         w0, w1, w2 = a0 - b0, a1 - b1, a2 - b2
         upper = m0 * w0 + m1 * w1 + m2 * w2
         if upper < best_upper:
             best_upper = upper
             best[0], best[1], best[2] = m0, m1, m2
-        if upper - P.face_distance[f] <= EPA_TOLERANCE:
+        if upper - nearest <= EPA_TOLERANCE:
             return _face_result(P, f, out_p1, out_p2, out_n), CONVERGED
-        v = P.count[0]
-        if v == EPA_MAX_VERTICES or _is_vertex(P, w0, w1, w2):
+        v = count[0]
+        repeated = False  # a support point already in the polytope: no way to grow
+        for i in range(v):
+            if V[i, 0] == w0 and V[i, 1] == w1 and V[i, 2] == w2:
+                repeated = True
+        if v == EPA_MAX_VERTICES or repeated:
             break
-        P.vertex[v, 0], P.vertex[v, 1], P.vertex[v, 2] = w0, w1, w2
-        P.vertex[v, 3], P.vertex[v, 4], P.vertex[v, 5] = a0, a1, a2
-        P.vertex[v, 6], P.vertex[v, 7], P.vertex[v, 8] = b0, b1, b2
-        P.count[0] = v + 1
-        if not _expand(P, f, v):
+        V[v, 0], V[v, 1], V[v, 2] = w0, w1, w2
+        V[v, 3], V[v, 4], V[v, 5] = a0, a1, a2
+        V[v, 6], V[v, 7], V[v, 8] = b0, b1, b2
+        count[0] = v + 1
+        if not expand(P, f, v):
             break
-    _refine(W, H, k1, k2, best, best_upper)
+    _refine(C1, C2, HV, NS, NB, best, best_upper)
     out_n[0], out_n[1], out_n[2] = best[0], best[1], best[2]
-    return support_bound(W, H, k1, k2, best[0], best[1], best[2], out_p1, out_p2), EPA_NOT_CONVERGED
+    return support_bound(C1, C2, HV, NS, NB, best[0], best[1], best[2], out_p1, out_p2), EPA_NOT_CONVERGED
 
 
 @njit(cache=True)
-def _refine(W, H, k1, k2, u, value):
+def _refine(C1, C2, HV, NS, NB, u, value):
     """Pattern search for a smaller h_A(u) + h_B(-u) about the unit direction u (updated in place):
     eight directions around u at an angle ``step``, the pattern turned by the golden angle every
     round; move to the best if it is smaller, else halve the step, down to 1e-12 rad. For when EPA
@@ -131,7 +114,7 @@ def _refine(W, H, k1, k2, u, value):
     step = EPA_REFINE_STEP
     turn = 0.0
     while step > 1e-12:
-        e = _perpendicular(u[0], u[1], u[2])
+        e = perpendicular(u[0], u[1], u[2])
         f0, f1, f2 = u[1] * e[2] - u[2] * e[1], u[2] * e[0] - u[0] * e[2], u[0] * e[1] - u[1] * e[0]
         best, b0, b1, b2 = value, u[0], u[1], u[2]
         for j in range(8):
@@ -140,8 +123,7 @@ def _refine(W, H, k1, k2, u, value):
             x0, x1, x2 = u[0] + c * e[0] + s * f0, u[1] + c * e[1] + s * f1, u[2] + c * e[2] + s * f2
             length = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
             x0, x1, x2 = x0 / length, x1 / length, x2 / length
-            a0, a1, a2, _ = support_vertex(W, H, k1, x0, x1, x2, -1)
-            c0, c1, c2, _ = support_vertex(W, H, k2, -x0, -x1, -x2, -1)
+            a0, a1, a2, c0, c1, c2, _, _ = pair_support(C1, C2, HV, NS, NB, x0, x1, x2, NONE, NONE)
             trial = x0 * (a0 - c0) + x1 * (a1 - c1) + x2 * (a2 - c2)
             if trial < best:
                 best, b0, b1, b2 = trial, x0, x1, x2
@@ -155,255 +137,6 @@ def _refine(W, H, k1, k2, u, value):
 
 # ------------------------------------------------------------------------------------------------
 # the starting tetrahedron
-
-
-@njit(cache=True)
-def _add_support(W, H, k1, k2, P, d0, d1, d2):
-    """Append the support point of M along d as a polytope vertex (not counted yet); returns it."""
-    v = P.count[0]
-    a0, a1, a2, _ = support_vertex(W, H, k1, d0, d1, d2, -1)
-    b0, b1, b2, _ = support_vertex(W, H, k2, -d0, -d1, -d2, -1)
-    P.vertex[v, 0], P.vertex[v, 1], P.vertex[v, 2] = a0 - b0, a1 - b1, a2 - b2
-    P.vertex[v, 3], P.vertex[v, 4], P.vertex[v, 5] = a0, a1, a2
-    P.vertex[v, 6], P.vertex[v, 7], P.vertex[v, 8] = b0, b1, b2
-    return P.vertex[v, 0], P.vertex[v, 1], P.vertex[v, 2]
-
-
-@njit(cache=True)
-def _grow_to_tetrahedron(W, H, k1, k2, P):
-    """Grow GJK's simplex (P.count[0] = 1..4 vertices) into a tetrahedron of M with volume by
-    support points: along the axes (off a point), around a segment (off its line), along the two
-    normals of a triangle (off its plane). False when M is flat in every tried direction."""
-    V = P.vertex
-    if P.count[0] == 1:
-        for axis in range(6):
-            d = np.zeros(3)
-            d[axis // 2] = 1.0 if axis % 2 == 0 else -1.0
-            x0, x1, x2 = _add_support(W, H, k1, k2, P, d[0], d[1], d[2])
-            if _far(x0 - V[0, 0], x1 - V[0, 1], x2 - V[0, 2], 0.0, 0.0, 0.0):
-                P.count[0] = 2
-                break
-        if P.count[0] == 1:
-            return False
-    if P.count[0] == 2:
-        u0, u1, u2 = V[1, 0] - V[0, 0], V[1, 1] - V[0, 1], V[1, 2] - V[0, 2]
-        e = _perpendicular(u0, u1, u2)
-        ul = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
-        f0, f1, f2 = (u1 * e[2] - u2 * e[1]) / ul, (u2 * e[0] - u0 * e[2]) / ul, (u0 * e[1] - u1 * e[0]) / ul
-        for step in range(6):  # around the segment, 60 degrees apart
-            c, s = math.cos(step * math.pi / 3.0), math.sin(step * math.pi / 3.0)
-            x0, x1, x2 = _add_support(W, H, k1, k2, P, c * e[0] + s * f0, c * e[1] + s * f1, c * e[2] + s * f2)
-            r0, r1, r2 = x0 - V[0, 0], x1 - V[0, 1], x2 - V[0, 2]
-            if _far(r1 * u2 - r2 * u1, r2 * u0 - r0 * u2, r0 * u1 - r1 * u0, 0.0, 0.0, 0.0, ul):
-                P.count[0] = 3
-                break
-        if P.count[0] == 2:
-            return False
-    if P.count[0] == 3:
-        e0, e1, e2 = V[1, 0] - V[0, 0], V[1, 1] - V[0, 1], V[1, 2] - V[0, 2]
-        f0, f1, f2 = V[2, 0] - V[0, 0], V[2, 1] - V[0, 1], V[2, 2] - V[0, 2]
-        m0, m1, m2 = e1 * f2 - e2 * f1, e2 * f0 - e0 * f2, e0 * f1 - e1 * f0
-        ml = math.sqrt(m0 * m0 + m1 * m1 + m2 * m2)
-        if ml == 0.0:
-            return False
-        m0, m1, m2 = m0 / ml, m1 / ml, m2 / ml
-        x0, x1, x2 = _add_support(W, H, k1, k2, P, m0, m1, m2)
-        up = m0 * (x0 - V[0, 0]) + m1 * (x1 - V[0, 1]) + m2 * (x2 - V[0, 2])
-        keep = V[3, :].copy()
-        x0, x1, x2 = _add_support(W, H, k1, k2, P, -m0, -m1, -m2)
-        down = -(m0 * (x0 - V[0, 0]) + m1 * (x1 - V[0, 1]) + m2 * (x2 - V[0, 2]))
-        if up >= down:
-            V[3, :] = keep
-        if not _far(max(up, down), 0.0, 0.0, 0.0, 0.0, 0.0):
-            return False
-        P.count[0] = 4
-    return True
-
-
-@njit(cache=True)
-def _far(x0, x1, x2, y0, y1, y2, scale=1.0):
-    """Whether |x - y| / scale exceeds EPA_TOLERANCE: a new vertex off the point, line or plane."""
-    return math.sqrt((x0 - y0) ** 2 + (x1 - y1) ** 2 + (x2 - y2) ** 2) > EPA_TOLERANCE * scale
-
-
-@njit(cache=True)
-def _perpendicular(u0, u1, u2):
-    """A unit vector perpendicular to u (u x the axis along which u is smallest)."""
-    a0, a1, a2 = abs(u0), abs(u1), abs(u2)
-    if a0 <= a1 and a0 <= a2:
-        x0, x1, x2 = 0.0, u2, -u1
-    elif a1 <= a2:
-        x0, x1, x2 = -u2, 0.0, u0
-    else:
-        x0, x1, x2 = u1, -u0, 0.0
-    length = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
-    e = np.empty(3)
-    e[0], e[1], e[2] = x0 / length, x1 / length, x2 / length
-    return e
-
-
-@njit(cache=True)
-def _start_faces(P):
-    """The four faces of the tetrahedron P.vertex[0:4], outward, with their adjacency."""
-    V = P.vertex
-    e0, e1, e2 = V[1, 0] - V[0, 0], V[1, 1] - V[0, 1], V[1, 2] - V[0, 2]
-    f0, f1, f2 = V[2, 0] - V[0, 0], V[2, 1] - V[0, 1], V[2, 2] - V[0, 2]
-    g0, g1, g2 = V[3, 0] - V[0, 0], V[3, 1] - V[0, 1], V[3, 2] - V[0, 2]
-    if g0 * (e1 * f2 - e2 * f1) + g1 * (e2 * f0 - e0 * f2) + g2 * (e0 * f1 - e1 * f0) > 0.0:
-        swap = V[1, :].copy()
-        V[1, :] = V[2, :]
-        V[2, :] = swap
-    for f in range(4):
-        _make_face(P, _TETRAHEDRON[f][0], _TETRAHEDRON[f][1], _TETRAHEDRON[f][2])
-    for f in range(4):
-        for e in range(3):
-            a, b = P.face_vertex[f, e], P.face_vertex[f, (e + 1) % 3]
-            for g in range(4):
-                for j in range(3):
-                    if P.face_vertex[g, j] == b and P.face_vertex[g, (j + 1) % 3] == a:
-                        P.face_adjacent[f, e] = g
-
-
-# ------------------------------------------------------------------------------------------------
-# growing the polytope
-
-
-@njit(cache=True)
-def _make_face(P, a, b, c):
-    """A new face a, b, c (slot reused from the free stack when there is one); returns its slot,
-    -1 when the face has no area to orient or no slot is left."""
-    if P.count[2] > 0:
-        P.count[2] -= 1
-        f = P.free[P.count[2]]
-    elif P.count[1] < _MAX_FACES:
-        f = P.count[1]
-        P.count[1] += 1
-    else:
-        return -1
-    V = P.vertex
-    e0, e1, e2 = V[b, 0] - V[a, 0], V[b, 1] - V[a, 1], V[b, 2] - V[a, 2]
-    f0, f1, f2 = V[c, 0] - V[a, 0], V[c, 1] - V[a, 1], V[c, 2] - V[a, 2]
-    m0, m1, m2 = e1 * f2 - e2 * f1, e2 * f0 - e0 * f2, e0 * f1 - e1 * f0
-    length = math.sqrt(m0 * m0 + m1 * m1 + m2 * m2)
-    P.face_vertex[f, 0], P.face_vertex[f, 1], P.face_vertex[f, 2] = a, b, c
-    P.alive[f] = True
-    if not length > 0.0:
-        P.face_normal[f, :] = 0.0
-        P.face_distance[f] = math.inf
-        return -1
-    m0, m1, m2 = m0 / length, m1 / length, m2 / length
-    P.face_normal[f, 0], P.face_normal[f, 1], P.face_normal[f, 2] = m0, m1, m2
-    # distance of the plane from the origin, from the three vertices (less rounding than one)
-    P.face_distance[f] = (m0 * (V[a, 0] + V[b, 0] + V[c, 0]) + m1 * (V[a, 1] + V[b, 1] + V[c, 1])
-                          + m2 * (V[a, 2] + V[b, 2] + V[c, 2])) / 3.0
-    return f
-
-
-@njit(cache=True)
-def _nearest_face(P):
-    """The live face nearest to the origin (-1 if none)."""
-    best, best_distance = -1, math.inf
-    for f in range(P.count[1]):
-        if P.alive[f] and P.face_distance[f] < best_distance:
-            best, best_distance = f, P.face_distance[f]
-    return best
-
-
-@njit(cache=True)
-def _is_vertex(P, w0, w1, w2):
-    for i in range(P.count[0]):
-        if P.vertex[i, 0] == w0 and P.vertex[i, 1] == w1 and P.vertex[i, 2] == w2:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _visible(P, f, v):
-    """Whether new vertex v lies in front of face f's plane or in it up to rounding. A face the
-    vertex is coplanar with goes too: kept, it would border a sliver face (the vertex, one of its
-    edges) whose normal is mostly rounding."""
-    V = P.vertex
-    ahead = (P.face_normal[f, 0] * V[v, 0] + P.face_normal[f, 1] * V[v, 1] + P.face_normal[f, 2] * V[v, 2]
-             - P.face_distance[f])
-    scale = abs(V[v, 0]) + abs(V[v, 1]) + abs(V[v, 2]) + abs(P.face_distance[f])
-    return ahead > -EPA_VISIBLE_RELATIVE * scale
-
-
-@njit(cache=True)
-def _expand(P, f, v):
-    """Replace the faces that vertex v sees (found by walking the adjacency from face f, which
-    sees it) by a cone of new faces from v over their horizon. False when the horizon is not one
-    simple loop or a new face cannot be oriented (the caller stops growing)."""
-    stamp = P.count[0]  # a new vertex each call: a fresh stamp
-    stack = P.free[P.count[2]:]  # the free stack's unused tail as the walk's stack
-    removed = 0
-    n_stack = 1
-    stack[0] = f
-    P.mark[f] = stamp
-    n_horizon = 0
-    while n_stack > 0:
-        n_stack -= 1
-        g = stack[n_stack]
-        P.alive[g] = False
-        removed += 1
-        for e in range(3):
-            h = P.face_adjacent[g, e]
-            if P.mark[h] == stamp:
-                continue
-            if _visible(P, h, v):
-                P.mark[h] = stamp
-                if P.count[2] + n_stack + 1 >= _MAX_FACES:
-                    return False
-                stack[n_stack] = h
-                n_stack += 1
-            else:
-                P.horizon[n_horizon, 0] = P.face_vertex[g, e]
-                P.horizon[n_horizon, 1] = P.face_vertex[g, (e + 1) % 3]
-                P.horizon[n_horizon, 2] = h
-                n_horizon += 1
-    # the removed faces' slots are free now (their marks keep them out of this call's walk)
-    for g in range(P.count[1]):
-        if P.mark[g] == stamp and not P.alive[g]:
-            P.free[P.count[2]] = g
-            P.count[2] += 1
-            P.mark[g] = -1
-    # one simple loop: every horizon vertex starts exactly one edge and ends exactly one
-    for i in range(n_horizon):
-        P.starts[P.horizon[i, 0], 0] = -1
-        P.starts[P.horizon[i, 1], 1] = -1
-    ok = n_horizon >= 3
-    for i in range(n_horizon):
-        a, b, h = P.horizon[i, 0], P.horizon[i, 1], P.horizon[i, 2]
-        if P.starts[a, 0] != -1 or P.starts[b, 1] != -1:
-            ok = False
-        face = _make_face(P, a, b, v)
-        if face < 0:
-            ok = False
-            continue
-        P.starts[a, 0] = face
-        P.starts[b, 1] = face
-        P.face_adjacent[face, 0] = h
-        for j in range(3):
-            if P.face_vertex[h, j] == b and P.face_vertex[h, (j + 1) % 3] == a:
-                P.face_adjacent[h, j] = face
-    if not ok:
-        return False
-    for i in range(n_horizon):
-        a, b = P.horizon[i, 0], P.horizon[i, 1]
-        face = P.starts[a, 0]
-        after, before = P.starts[b, 0], P.starts[a, 1]
-        if after < 0 or before < 0:
-            return False
-        P.face_adjacent[face, 1] = after  # edge b -> v, shared with the face starting at b
-        P.face_adjacent[face, 2] = before  # edge v -> a, shared with the face ending at a
-    # one loop, not several (a face left standing inside the removed region)
-    face, steps = P.starts[P.horizon[0, 0], 0], 0
-    while True:
-        face = P.face_adjacent[face, 1]
-        steps += 1
-        if face == P.starts[P.horizon[0, 0], 0] or steps > n_horizon:
-            break
-    return steps == n_horizon
 
 
 # ------------------------------------------------------------------------------------------------
@@ -487,7 +220,7 @@ def _flat_result(P, out_p1, out_p2, out_n):
             out_n[0], out_n[1], out_n[2] = x0 / length, x1 / length, x2 / length
             return 0.0
     if n >= 2 and m >= 1:
-        e = _perpendicular(P.vertex[1, 0] - P.vertex[0, 0], P.vertex[1, 1] - P.vertex[0, 1],
+        e = perpendicular(P.vertex[1, 0] - P.vertex[0, 0], P.vertex[1, 1] - P.vertex[0, 1],
                            P.vertex[1, 2] - P.vertex[0, 2])
         out_n[0], out_n[1], out_n[2] = e[0], e[1], e[2]
         return 0.0

@@ -50,12 +50,11 @@ from numba import njit
 from ambf_collision.geometry.epa import EPA_NOT_CONVERGED, epa_penetration
 from ambf_collision.geometry.simplex import closest_on_simplex
 from ambf_collision.geometry.support import (
-    core_radius,
+    NONE,
+    core_of,
+    pair_support,
     settle_witnesses,
-    shape_centre,
-    shape_reach,
     support_bound,
-    support_vertex,
 )
 from ambf_collision.geometry.tolerances import (
     GJK_CONTACT_DISTANCE,
@@ -77,41 +76,39 @@ _CONTACT = 1
 def convex_distance(W, H, k1, k2, out_p1, out_p2, out_n):
     """Signed distance of shapes k1 and k2 (module docstring): returns (distance, status) and
     writes witness points out_p1, out_p2 (3,) and the unit normal out_n (3,) from k1 to k2."""
+    C1, C2 = core_of(W, H, k1), core_of(W, H, k2)
+    HV, NS, NB = H.vertices, H.neighbor_start, H.neighbors  # what the support functions read of H
     buffer = np.zeros((5, 9))  # one allocation per call
     S = buffer[:4]  # simplex rows: w = a - b (0:3), a (3:6), b (6:9); unused rows stay finite
     lam = buffer[4, :4]  # barycentric weights of the simplex rows
-    outcome, n, status = _gjk(W, H, k1, k2, S, lam)
+    outcome, n, status = _gjk(C1, C2, HV, NS, NB, S, lam)
     if outcome == _SEPARATED:
         core = _separated_result(S, n, lam, out_p1, out_p2, out_n)
     else:
-        core, status = epa_penetration(W, H, k1, k2, S, n, out_p1, out_p2, out_n)
-    if not _bounded(W, H, k1, k2, core, out_p1, out_p2, out_n):
-        core = _centre_fallback(W, H, k1, k2, out_p1, out_p2, out_n)
+        core, status = epa_penetration(C1, C2, HV, NS, NB, S, n, out_p1, out_p2, out_n)
+    if not _bounded(C1, C2, core, out_p1, out_p2, out_n):
+        core = _centre_fallback(C1, C2, HV, NS, NB, out_p1, out_p2, out_n)
         status = CENTRE_FALLBACK
-    r1, r2 = core_radius(W, k1), core_radius(W, k2)
     for c in range(3):
-        out_p1[c] += r1 * out_n[c]
-        out_p2[c] -= r2 * out_n[c]
-    return core - r1 - r2, status
+        out_p1[c] += C1.radius * out_n[c]
+        out_p2[c] -= C2.radius * out_n[c]
+    return core - C1.radius - C2.radius, status
 
 
 @njit(cache=True)
-def _gjk(W, H, k1, k2, S, lam):
-    """GJK on the cores of k1, k2: the point of their Minkowski difference M = A - B closest to the
-    origin. Returns (outcome, simplex size, status); ``lam`` (4,) holds the barycentric weights of
-    the simplex rows. ``_CONTACT`` when the origin is in the simplex or within
-    GJK_CONTACT_DISTANCE of it."""
-    c1 = shape_centre(W, H, k1)
-    c2 = shape_centre(W, H, k2)
-    v0, v1, v2 = c1[0] - c2[0], c1[1] - c2[1], c1[2] - c2[2]  # a point of M: the first direction
+def _gjk(C1, C2, HV, NS, NB, S, lam):
+    """GJK on the cores C1, C2 (support.Core; HV, NS, NB the HullSet's vertices and vertex graph):
+    the point of their Minkowski difference M = A - B closest to the origin. Returns (outcome,
+    simplex size, status); ``lam`` (4,) holds the barycentric weights of the simplex rows.
+    ``_CONTACT`` when the origin is in the simplex or within GJK_CONTACT_DISTANCE of it."""
+    v0, v1, v2 = C1.m0 - C2.m0, C1.m1 - C2.m1, C1.m2 - C2.m2  # a point of M: the first direction
     if v0 == 0.0 and v1 == 0.0 and v2 == 0.0:
         v0 = 1.0
     vv = v0 * v0 + v1 * v1 + v2 * v2
     n = 0
-    hint1, hint2 = -1, -1  # hull vertices of the last support points: where the next climbs start
+    hint1, hint2 = NONE, NONE  # hull vertices of the last support points: where the next climbs start
     for iteration in range(GJK_MAX_ITERATIONS):
-        a0, a1, a2, hint1 = support_vertex(W, H, k1, -v0, -v1, -v2, hint1)
-        b0, b1, b2, hint2 = support_vertex(W, H, k2, v0, v1, v2, hint2)
+        a0, a1, a2, b0, b1, b2, hint1, hint2 = pair_support(C1, C2, HV, NS, NB, -v0, -v1, -v2, hint1, hint2)
         w0, w1, w2 = a0 - b0, a1 - b1, a2 - b2
         if n > 0:
             # Frank-Wolfe gap: |v| - v.w / |v| bounds |v| - distance from above
@@ -165,30 +162,26 @@ def _separated_result(S, n, lam, out_p1, out_p2, out_n):
 
 
 @njit(cache=True)
-def _bounded(W, H, k1, k2, core, p1, p2, n):
+def _bounded(C1, C2, core, p1, p2, n):
     """Whether a core result is finite and within the shapes' size: |distance| and both witness
     points' distances from their shape's centre at most the centre distance plus both reaches
     (+1 %), the normal unit."""
-    c1 = shape_centre(W, H, k1)
-    c2 = shape_centre(W, H, k2)
-    gap = math.sqrt((c1[0] - c2[0]) ** 2 + (c1[1] - c2[1]) ** 2 + (c1[2] - c2[2]) ** 2)
-    limit = 1.01 * (gap + shape_reach(W, H, k1) + shape_reach(W, H, k2)) + 1e-12
+    gap = math.sqrt((C1.m0 - C2.m0) ** 2 + (C1.m1 - C2.m1) ** 2 + (C1.m2 - C2.m2) ** 2)
+    limit = 1.01 * (gap + C1.reach + C2.reach) + 1e-12
     nn = n[0] * n[0] + n[1] * n[1] + n[2] * n[2]
-    q1 = (p1[0] - c1[0]) ** 2 + (p1[1] - c1[1]) ** 2 + (p1[2] - c1[2]) ** 2
-    q2 = (p2[0] - c2[0]) ** 2 + (p2[1] - c2[1]) ** 2 + (p2[2] - c2[2]) ** 2
+    q1 = (p1[0] - C1.m0) ** 2 + (p1[1] - C1.m1) ** 2 + (p1[2] - C1.m2) ** 2
+    q2 = (p2[0] - C2.m0) ** 2 + (p2[1] - C2.m1) ** 2 + (p2[2] - C2.m2) ** 2
     # written so that NaN fails every comparison
     return abs(core) <= limit and abs(nn - 1.0) <= 1e-9 and q1 <= limit * limit and q2 <= limit * limit
 
 
 @njit(cache=True)
-def _centre_fallback(W, H, k1, k2, out_p1, out_p2, out_n):
+def _centre_fallback(C1, C2, HV, NS, NB, out_p1, out_p2, out_n):
     """The support bound of the cores along the unit direction between their centres (+z when
     they coincide); see support_bound."""
-    c1 = shape_centre(W, H, k1)
-    c2 = shape_centre(W, H, k2)
-    n0, n1, n2 = c2[0] - c1[0], c2[1] - c1[1], c2[2] - c1[2]
+    n0, n1, n2 = C2.m0 - C1.m0, C2.m1 - C1.m1, C2.m2 - C1.m2
     length = math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
     if not (length > 0.0 and length < math.inf):
         n0, n1, n2, length = 0.0, 0.0, 1.0, 1.0
     out_n[0], out_n[1], out_n[2] = n0 / length, n1 / length, n2 / length
-    return support_bound(W, H, k1, k2, out_n[0], out_n[1], out_n[2], out_p1, out_p2)
+    return support_bound(C1, C2, HV, NS, NB, out_n[0], out_n[1], out_n[2], out_p1, out_p2)

@@ -70,7 +70,7 @@ def _put(i, value, j, other, k, third):
     return w0, w1, w2, w3
 
 
-@njit(cache=True)
+@njit("UniTuple(float64, 5)(float64[:, ::1], int64, int64)", cache=True)  # one version for all indices
 def _segment(S, i, j):
     """Weights (w0..w3) of the point of segment S[i] S[j] closest to the origin, and its squared
     distance."""
@@ -94,7 +94,7 @@ def _cross_dot(m0, m1, m2, S, j, k):
             + m2 * (S[j, 0] * S[k, 1] - S[j, 1] * S[k, 0]))
 
 
-@njit(cache=True)
+@njit("UniTuple(float64, 5)(float64[:, ::1], int64, int64, int64)", cache=True)  # as _segment
 def _triangle(S, i, j, k):
     """Weights (w0..w3) of the point of triangle S[i] S[j] S[k] closest to the origin, and its
     squared distance. With m = (S[j] - S[i]) x (S[k] - S[i]), the weights of the origin's
@@ -109,18 +109,15 @@ def _triangle(S, i, j, k):
         total = ci + cj + ck  # m.m up to rounding
         w0, w1, w2, w3 = _put(i, ci / total, j, cj / total, k, ck / total)
         return w0, w1, w2, w3, _norm2(S, w0, w1, w2, w3)
-    # beyond an edge, or degenerate: the nearest of the edges opposite a non-positive weight
+    # beyond an edge, or degenerate: the nearest of the edges opposite a non-positive weight (one
+    # call site in a loop: LLVM then inlines _segment once, not three times; compile time)
+    corners, weights = (i, j, k), (ci, cj, ck)
     best = (0.0, 0.0, 0.0, 0.0, math.inf)
-    if not ci > 0.0:
-        best = _segment(S, j, k)
-    if not cj > 0.0:
-        trial = _segment(S, k, i)
-        if trial[4] < best[4]:
-            best = trial
-    if not ck > 0.0:
-        trial = _segment(S, i, j)
-        if trial[4] < best[4]:
-            best = trial
+    for r in range(3):
+        if not weights[r] > 0.0:
+            trial = _segment(S, corners[(r + 1) % 3], corners[(r + 2) % 3])
+            if trial[4] < best[4]:
+                best = trial
     return best
 
 
@@ -136,20 +133,13 @@ def _tetrahedron(S):
     total = c0 + c1 + c2 + c3
     if c0 * total > 0.0 and c1 * total > 0.0 and c2 * total > 0.0 and c3 * total > 0.0:
         return c0 / total, c1 / total, c2 / total, c3 / total, 0.0
-    # the nearest of the faces whose opposite vertex's weight is not of the total's sign
+    # the nearest of the faces whose opposite vertex's weight is not of the total's sign (one
+    # call site in a loop, as in _triangle)
+    weights = (c0, c1, c2, c3)
     best = (0.0, 0.0, 0.0, 0.0, math.inf)
-    if not c0 * total > 0.0:
-        best = _triangle(S, 1, 2, 3)
-    if not c1 * total > 0.0:
-        trial = _triangle(S, 0, 2, 3)
-        if trial[4] < best[4]:
-            best = trial
-    if not c2 * total > 0.0:
-        trial = _triangle(S, 0, 1, 3)
-        if trial[4] < best[4]:
-            best = trial
-    if not c3 * total > 0.0:
-        trial = _triangle(S, 0, 1, 2)
-        if trial[4] < best[4]:
-            best = trial
+    for skip in range(4):
+        if not weights[skip] * total > 0.0:
+            trial = _triangle(S, 1 if skip == 0 else 0, 2 if skip <= 1 else 1, 2 if skip == 3 else 3)
+            if trial[4] < best[4]:
+                best = trial
     return best

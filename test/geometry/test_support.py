@@ -20,7 +20,7 @@ from ambf_collision.geometry.shapes import (
     Plane,
     Sphere,
 )
-from ambf_collision.geometry.support import support, support_vertex
+from ambf_collision.geometry.support import core_of, core_support, support
 from ambf_collision.geometry.transforms import matrix_to_quat, quat_to_matrix
 
 finite = st.floats(-1.0, 1.0, allow_nan=False)
@@ -129,10 +129,11 @@ def test_hull_climb_from_any_hint_reaches_the_maximum():
     W, hulls = world_of([shape])
     H = hulls.arrays()
     assert np.diff(hulls.neighbor_start).min() >= 3  # every vertex of a solid hull has >= 3 neighbours
+    core = core_of(W, H, 0)
     for d in rng.normal(size=(40, 3)):
         values = set()
         for hint in (-1, 0, 17, 399):
-            x0, x1, x2, vertex = support_vertex(W, H, 0, d[0], d[1], d[2], hint)
+            x0, x1, x2, vertex = core_support(core, H.vertices, H.neighbor_start, H.neighbors, d[0], d[1], d[2], hint)
             assert 0 <= vertex < 400
             values.add(round(d @ np.array([x0, x1, x2]), 15))
             assert abs(d @ np.array([x0, x1, x2]) - core_value(shape, d)) <= 1e-14
