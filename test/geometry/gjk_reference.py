@@ -1,7 +1,7 @@
 """References for the support, GJK and EPA tests (NumPy, independent of the kernels under test).
 
-* :func:`world_of`: shape objects -> the ``World`` arrays the kernels read (CONTRACT.md layout) and
-  their ``HullSet``.
+* :func:`world_of`: shape objects -> the ``World`` arrays the kernels read (CONTRACT.md layout;
+  ``WorldShapes.from_shapes`` once it exists) and their ``HullSet``.
 * :func:`support_values`: closed-form support functions ``h(u) = max_{x in shape} u . x`` of every
   bounded kind, full shapes (radius included), for many directions at once.
 * :func:`reference_signed_distance`: ``-min_{|u|=1} (h_1(u) + h_2(-u))``, the signed distance of
@@ -30,21 +30,32 @@ from ambf_collision.geometry.shapes import (
 )
 from ambf_collision.geometry.transforms import quat_to_matrix
 
+try:
+    # The package's World: a NamedTuple class defined here would be pickled (by module name) into
+    # numba's on-disk cache index of every kernel called with it, and a later process that cannot
+    # import this test module would fail to load that cache (seen: ModuleNotFoundError).
+    from ambf_collision.geometry.world_shapes import World, WorldShapes
+except ImportError:  # until geometry/world_shapes.py (kernels branch) is merged
+    WorldShapes = None
 
-class World(NamedTuple):
-    kind: np.ndarray
-    a: np.ndarray
-    b: np.ndarray
-    radius: np.ndarray
-    rot: np.ndarray
-    half: np.ndarray
-    normal: np.ndarray
-    offset: np.ndarray
-    hull_id: np.ndarray
+    class World(NamedTuple):
+        kind: np.ndarray
+        a: np.ndarray
+        b: np.ndarray
+        radius: np.ndarray
+        rot: np.ndarray
+        half: np.ndarray
+        normal: np.ndarray
+        offset: np.ndarray
+        hull_id: np.ndarray
 
 
 def world_of(shapes):
-    """(World, HullSet) of shape objects, in the layout of CONTRACT.md."""
+    """(World, HullSet) of shape objects, in the layout of CONTRACT.md (WorldShapes.from_shapes
+    where it exists)."""
+    if WorldShapes is not None:
+        w = WorldShapes.from_shapes(shapes)
+        return World(*w.arrays()), (w.hulls if w.hulls is not None else HullSet.from_clouds([]))
     N = len(shapes)
     kind = np.array([s.kind for s in shapes], dtype=np.int64)
     a, b = np.zeros((N, 3)), np.zeros((N, 3))
