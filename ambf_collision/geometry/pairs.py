@@ -1,13 +1,20 @@
 """All pair distances of a fixed pair list in one compiled call, optionally skipping far pairs.
 
 :class:`PairDistance` is compiled once from a list of shape index pairs ``(P, 2)``: it holds
-constants only (the pairs, which of them a bound may skip, and per shape the data of its bounds,
-in the :class:`PairConstants` NamedTuple). :func:`evaluate_pairs` (njit) computes every pair with the
-kernels of :mod:`~ambf_collision.geometry.pair_kernels` into caller-owned buffers;
-:func:`contact_order` (njit) lists the pairs below a report distance, closest first. In a
-compiled caller (the model's evaluate kernel): ``evaluate_pairs(W, H, make_pair_constants(
-*pair_distance.constants), near, ...)``.
+constants only, as two record tables: ``pair_table`` (:data:`PAIR_DTYPE`: the two shapes, whether
+a bound may skip the pair, each shape's padding) and ``bound_table`` (:data:`BOUND_DTYPE`: per
+shape the data of its bounds). :func:`evaluate_pairs` (njit) computes every pair with the
+kernels of :mod:`~ambf_collision.geometry.pair_kernels` into a caller-owned
+:data:`PAIR_RESULT_DTYPE` table; :func:`contact_order` (njit) lists the pairs below a report
+distance, closest first. In a compiled caller (the model's evaluate kernel):
+``evaluate_pairs(W, H, pair_constants(pair_table, bound_table), near, pair_results(results))``.
 ``PairDistance.compute(world, near=None)`` wraps both for tests and the CLI.
+
+**Padding** (m, >= 0 per side): shape 1 grown by ``padding_1`` and shape 2 by ``padding_2``
+(Minkowski sums with balls). For convex shapes that is exact: the signed distance drops by
+``padding_1 + padding_2`` (apart and penetrating alike: both support functions grow by the
+padding), the witnesses move along the normal, ``p1 + padding_1 n`` and ``p2 - padding_2 n``, and
+the normal stays. Bounds drop by the same amount.
 
 ``near`` (m): only pairs that may be closer than ``near`` or than the smallest pair distance
 need exact values. Pairs of two spheres/capsules and pairs with a plane are always computed
@@ -35,35 +42,82 @@ import numpy as np
 from numba import njit
 
 from ambf_collision.geometry.pair_kernels import closed_form, convex_pair
-from ambf_collision.geometry.points import point_signed_distance_batch
 from ambf_collision.geometry.segments import point_segment
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, ShapeError
 from ambf_collision.geometry.tolerances import BOUND_MARGIN
-from ambf_collision.geometry.world_shapes import (LinkShapes, WorldShapes, hull_arrays,  # noqa: F401
-                                                  make_hulls, make_world, shape_at, shape_row,
-                                                  world_point)
+from ambf_collision.geometry.world_shapes import hull_arrays, make_hulls, shape_row, world_of, world_point
 
-__all__ = ["PairConstants", "PairDistance", "PairResult", "BoundRow", "evaluate_pairs",
-           "contact_order", "make_pair_constants", "bound_data", "bound_row", "bounds"]
+__all__ = ["PAIR_DTYPE", "BOUND_DTYPE", "PAIR_RESULT_DTYPE", "PairConstants", "PairResults",
+           "PairDistance", "PairResult", "BoundRow", "evaluate_pairs", "contact_order",
+           "pair_constants", "pair_results", "bound_data", "bound_row", "bounds"]
+
+PAIR_DTYPE = np.dtype([
+    ("shape_1", np.int64),      # shape index of the pair's first shape
+    ("shape_2", np.int64),      # shape index of its second shape
+    ("boundable", np.bool_),    # a lower bound may skip it (not two spheres/capsules, no plane)
+    ("padding_1", np.float64),  # m: shape 1 grown by this ball (module docstring)
+    ("padding_2", np.float64),  # m: shape 2 grown by this ball
+], align=True)
+"""One checked shape pair per row (constant)."""
+
+BOUND_DTYPE = np.dtype([
+    ("centre", np.float64, (3,)),  # m, shape frame: the bounds' centre
+    ("outer", np.float64),         # m: every point of the shape within this of the centre
+    ("inner", np.float64),         # m: the ball of this radius about the centre is inside
+    ("slab", np.float64, (3,)),    # m: half extents of a box about the centre holding the shape
+], align=True)
+"""Per shape, in its own frame, the data of its lower bounds (module docstring)."""
+
+PAIR_RESULT_DTYPE = np.dtype([
+    ("distance", np.float64),       # m, signed (< 0 penetration); a lower bound where not exact
+    ("point_1", np.float64, (3,)),  # m, world: witness on shape 1
+    ("point_2", np.float64, (3,)),  # m, world: witness on shape 2
+    ("normal", np.float64, (3,)),   # unit, world, from shape 1 to shape 2
+    ("position", np.float64, (3,)),  # m, world: midpoint of the witnesses
+    ("exact", np.bool_),            # False: a lower bound (near_only), reference points
+], align=True)
+"""One pair's result per row (per cycle)."""
 
 
 class PairConstants(NamedTuple):
-    """Constants of a pair list, as compiled code reads them: ``pairs (P,2) int64``,
-    ``boundable (P,) bool`` (a lower bound may skip the pair), and per shape ``centre (N,3)``,
+    """The constant tables' fields as compiled code reads them: per pair ``shape_1``,
+    ``shape_2``, ``boundable``, ``padding_1``, ``padding_2`` (P,); per shape ``centre (N,3)``,
     ``outer (N,)``, ``inner (N,)``, ``slab (N,3)`` (module docstring)."""
 
-    pairs: np.ndarray
+    shape_1: np.ndarray
+    shape_2: np.ndarray
     boundable: np.ndarray
+    padding_1: np.ndarray
+    padding_2: np.ndarray
     centre: np.ndarray
     outer: np.ndarray
     inner: np.ndarray
     slab: np.ndarray
 
 
-@njit(cache=True)
-def make_pair_constants(pairs, boundable, centre, outer, inner, slab):
-    """:class:`PairConstants` of its arrays (inside compiled entry points)."""
-    return PairConstants(pairs, boundable, centre, outer, inner, slab)
+class PairResults(NamedTuple):
+    """The fields of a :data:`PAIR_RESULT_DTYPE` table, as compiled code writes them."""
+
+    distance: np.ndarray
+    point_1: np.ndarray
+    point_2: np.ndarray
+    normal: np.ndarray
+    position: np.ndarray
+    exact: np.ndarray
+
+
+@njit(cache=True, inline="always")
+def pair_constants(pairs, bound):
+    """:class:`PairConstants` of a :data:`PAIR_DTYPE` and a :data:`BOUND_DTYPE` table."""
+    return PairConstants(pairs.shape_1, pairs.shape_2, pairs.boundable, pairs.padding_1,
+                         pairs.padding_2, bound.centre, bound.outer, bound.inner, bound.slab)
+
+
+@njit(cache=True, inline="always")
+def pair_results(table):
+    """:class:`PairResults` of a :data:`PAIR_RESULT_DTYPE` table."""
+    return PairResults(table.distance, table.point_1, table.point_2, table.normal, table.position,
+                       table.exact)
 
 
 # ------------------------------------------------------------------------------------- bounds
@@ -131,18 +185,19 @@ def bounds(s1, b1, s2, b2, with_upper):
 # ---------------------------------------------------------------------------------- evaluation
 
 @njit(cache=True, error_model="numpy")
-def evaluate_pairs(W, H, C, near, distance, point_1, point_2, normal, position, exact):
+def evaluate_pairs(W, H, C, near, R):
     """Every pair of ``C`` (:class:`PairConstants`) for the shapes ``W`` (hulls ``H``), into the
-    caller's buffers ``distance (P,)``, ``point_1``, ``point_2``, ``normal``, ``position``
-    ``(P,3)``, ``exact (P,) bool``. ``near`` (m): +inf computes every pair exactly; a finite
-    value skips the pairs a lower bound proves farther (module docstring). Returns the
-    smallest distance (+inf for no pair).
+    caller's :class:`PairResults` ``R``. ``near`` (m): +inf computes every pair exactly; a
+    finite value skips the pairs a lower bound proves farther (module docstring). Distances,
+    bounds and witnesses include the pairs' padding. Returns the smallest distance (+inf for no
+    pair).
 
     Three passes over the pairs: the pairs always computed; the bounds of the others; those
     under the cutoff. The loop passes no array to any function but ``convex_pair`` (GJK pairs):
     numba would reference-count it per pair (two atomic operations per array per call), which
     costs more than a closed-form kernel."""
-    P = C.pairs.shape[0]
+    P = C.shape_1.shape[0]
+    distance = R.distance
     all_exact = near == math.inf
     known = math.inf          # smallest distance known (exact, or an upper bound)
     smallest = math.inf       # smallest distance computed
@@ -150,36 +205,41 @@ def evaluate_pairs(W, H, C, near, distance, point_1, point_2, normal, position, 
     cutoff = math.inf
     for phase in range(3):    # 0: pairs always computed; 1: bounds; 2: pairs under the cutoff
         for p in range(P):
-            k1, k2 = C.pairs[p, 0], C.pairs[p, 1]
+            k1, k2 = C.shape_1[p], C.shape_2[p]
             bounded = C.boundable[p] and not all_exact
             if bounded == (phase == 0):
                 continue
+            pad1, pad2 = C.padding_1[p], C.padding_2[p]
             exact_p = True
             if phase == 1 or (phase == 2 and distance[p] > cutoff):
                 d, upper, x1, x2 = bounds(shape_row(W, k1), bound_row(C, k1), shape_row(W, k2),
                                           bound_row(C, k2), with_upper)
                 if phase == 1:
-                    distance[p] = d
-                    known = min(known, upper)
+                    distance[p] = d - pad1 - pad2
+                    known = min(known, upper - pad1 - pad2)
                     continue
                 # left bounded: the reference points and the unit vector between them
                 v0, v1, v2 = x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2]
                 ln = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
                 n = (v0 / ln, v1 / ln, v2 / ln) if ln > 0.0 else (0.0, 0.0, 1.0)
+                d = distance[p]   # the bound, padding included
                 exact_p = False
             else:
                 d, x1, x2, n, done = closed_form(W, k1, k2)
                 if not done:
                     d, x1, x2, n = convex_pair(W, H, k1, k2)
+                d -= pad1 + pad2
+                x1 = (x1[0] + pad1 * n[0], x1[1] + pad1 * n[1], x1[2] + pad1 * n[2])
+                x2 = (x2[0] - pad2 * n[0], x2[1] - pad2 * n[1], x2[2] - pad2 * n[2])
                 known = min(known, d)
                 smallest = min(smallest, d)
             distance[p] = d
-            exact[p] = exact_p
+            R.exact[p] = exact_p
             for i in range(3):
-                point_1[p, i] = x1[i]
-                point_2[p, i] = x2[i]
-                normal[p, i] = n[i]
-                position[p, i] = 0.5 * (x1[i] + x2[i])
+                R.point_1[p, i] = x1[i]
+                R.point_2[p, i] = x2[i]
+                R.normal[p, i] = n[i]
+                R.position[p, i] = 0.5 * (x1[i] + x2[i])
         if all_exact:
             break
         if phase == 0:   # no exact distance yet: the upper bounds must cap the cutoff
@@ -211,15 +271,12 @@ def contact_order(distance, report_distance, out_index):
 
 
 @njit(cache=True, error_model="numpy")
-def _compute_entry(kind, a, b, radius, rot, half, normal, offset, hull_id, vertices,
-                   vertex_start, face_normal, face_offset, face_start, centre_h, bound_radius,
-                   neighbor_start, neighbors, pairs, boundable, centre, outer, inner, slab, near,
-                   distance, point_1, point_2, normal_out, position, exact):
-    W = make_world(kind, a, b, radius, rot, half, normal, offset, hull_id)
-    H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre_h,
+def _compute_entry(world, vertices, vertex_start, face_normal, face_offset, face_start, centre,
+                   bound_radius, neighbor_start, neighbors, pairs, bound, near, results):
+    H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
                    bound_radius, neighbor_start, neighbors)
-    C = make_pair_constants(pairs, boundable, centre, outer, inner, slab)
-    return evaluate_pairs(W, H, C, near, distance, point_1, point_2, normal_out, position, exact)
+    return evaluate_pairs(world_of(world), H, pair_constants(pairs, bound), near,
+                          pair_results(results))
 
 
 # -------------------------------------------------------------------------------- Python side
@@ -254,26 +311,27 @@ def bound_data(shapes, hulls):
 
 
 class PairResult:
-    """Per-pair arrays: ``distance (P,)`` signed (m); ``point_1``, ``point_2`` (the two halves
-    of ``points (2P,3)``), ``normal`` (unit, shape 1 -> shape 2), ``position`` (midpoint), all
-    (P,3); ``exact (P,)`` bool (False: a bound, see the module docstring)."""
+    """Per-pair results as a :data:`PAIR_RESULT_DTYPE` table (``table``), each field also an
+    attribute (a view): ``distance (P,)`` signed (m); ``point_1``, ``point_2``, ``normal``
+    (unit, shape 1 -> shape 2), ``position`` (midpoint), all (P,3) world; ``exact (P,)`` bool
+    (False: a bound, see the module docstring)."""
 
-    __slots__ = ("distance", "points", "point_1", "point_2", "normal", "position", "exact")
+    __slots__ = ("table", "distance", "point_1", "point_2", "normal", "position", "exact")
 
-    def __init__(self, n: int):
-        self.distance = np.zeros(n)
-        self.points = np.zeros((2 * n, 3))
-        self.point_1, self.point_2 = self.points[:n], self.points[n:]
-        self.normal = np.zeros((n, 3))
-        self.position = np.zeros((n, 3))
-        self.exact = np.ones(n, dtype=bool)
+    def __init__(self, n: int, table=None):
+        self.table = np.zeros(n, PAIR_RESULT_DTYPE) if table is None else table
+        for name in PairResults._fields:
+            setattr(self, name, self.table[name])
 
 
 class PairDistance:
     """The constants of a pair list ``pairs (P,2)`` of shape indices of ``shapes`` (a
-    LinkShapes or a WorldShapes: kinds, sizes and hulls; poses come with each ``compute``)."""
+    LinkShapes or a WorldShapes: kinds, sizes and hulls; poses come with each ``compute``).
+    ``padding``: per shape (N,) the padding (m, >= 0) of its pairs (module docstring); 0 by
+    default. Tables: ``pair_table`` (:data:`PAIR_DTYPE`), ``bound_table``
+    (:data:`BOUND_DTYPE`), both read-only."""
 
-    def __init__(self, shapes, pairs):
+    def __init__(self, shapes, pairs, padding=None):
         src = getattr(shapes, "local", shapes)
         self.hulls = src.hulls
         n = len(src.kind)
@@ -287,10 +345,20 @@ class PairDistance:
         if planes.size:
             raise ShapeError(f"pairs[{planes[0]}]: two planes (half-spaces) have no finite "
                              f"distance: {pairs[planes[0]].tolist()}")
+        pad = np.zeros(n) if padding is None else np.asarray(padding, dtype=np.float64).reshape(n)
+        if not np.all(np.isfinite(pad) & (pad >= 0.0)):
+            raise ShapeError(f"padding: must be finite and >= 0 (m), got {pad.tolist()!r}")
         self.pairs = np.ascontiguousarray(pairs)
-        boundable = ~((k1 <= CAPSULE) & (k2 <= CAPSULE)) & (k1 != PLANE) & (k2 != PLANE)
-        self.constants = PairConstants(self.pairs, np.ascontiguousarray(boundable),
-                                       *bound_data(src, self.hulls))
+        self.pairs.flags.writeable = False
+        table = np.zeros(len(pairs), PAIR_DTYPE)
+        table["shape_1"], table["shape_2"] = pairs[:, 0], pairs[:, 1]
+        table["boundable"] = ~((k1 <= CAPSULE) & (k2 <= CAPSULE)) & (k1 != PLANE) & (k2 != PLANE)
+        table["padding_1"], table["padding_2"] = pad[pairs[:, 0]], pad[pairs[:, 1]]
+        bound = np.zeros(n, BOUND_DTYPE)
+        bound["centre"], bound["outer"], bound["inner"], bound["slab"] = bound_data(src, self.hulls)
+        table.flags.writeable = bound.flags.writeable = False
+        self.pair_table, self.bound_table = table, bound
+        self._hull_arrays = hull_arrays(self.hulls)
         self.n_shapes = n
 
     def __len__(self) -> int:
@@ -307,15 +375,6 @@ class PairDistance:
         if math.isnan(near):
             raise ValueError("PairDistance.compute: near must be a number (m), got nan")
         res = PairResult(len(self.pairs)) if out is None else out
-        _compute_entry(*world.arrays(), *hull_arrays(self.hulls), *self.constants, near,
-                       res.distance, res.point_1, res.point_2, res.normal, res.position,
-                       res.exact)
+        _compute_entry(world.table, *self._hull_arrays, self.pair_table, self.bound_table, near,
+                       res.table)
         return res
-
-
-def point_signed_distance(world, shape_index, points):
-    """The former ``pairs.point_signed_distance(world, shape_index, points)``:
-    :func:`~ambf_collision.geometry.points.point_signed_distance_batch` with ``world.hulls``.
-    (``LinkShapes``, ``WorldShapes`` and ``shape_at`` are re-exported from ``world_shapes``
-    for callers of their former place here.)"""
-    return point_signed_distance_batch(world, None, shape_index, points)

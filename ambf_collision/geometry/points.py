@@ -47,8 +47,8 @@ from numba import njit
 from ambf_collision.geometry.segments import point_segment
 from ambf_collision.geometry.tolerances import HULL_FACE_SLACK as _FACE_SLACK
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONVEX, CYLINDER, PLANE, SPHERE, ShapeError
-from ambf_collision.geometry.world_shapes import (hull_arrays, local_point, make_hulls, make_world,
-                                                  shape_row, world_point, world_vector)
+from ambf_collision.geometry.world_shapes import (hull_arrays, local_point, make_hulls,
+                                                  shape_row, world_of, world_point, world_vector)
 
 __all__ = ["point_signed_distance", "point_signed_distance_batch", "point_row", "box_local",
            "cylinder_local", "cone_local", "solid_local", "hull_local", "unit2"]
@@ -264,10 +264,10 @@ def point_signed_distance(W, H, k, x0, x1, x2, out_nearest, out_normal):
 
 
 @njit(cache=True, error_model="numpy")
-def _batch(kind, a, b, radius, rot, half, normal, offset, hull_id, vertices, vertex_start,
-           face_normal, face_offset, face_start, centre, bound_radius, neighbor_start, neighbors,
-           shape_index, points, out_d, out_nearest, out_normal):
-    W = make_world(kind, a, b, radius, rot, half, normal, offset, hull_id)
+def _batch(world, vertices, vertex_start, face_normal, face_offset, face_start, centre,
+           bound_radius, neighbor_start, neighbors, shape_index, points, out_d, out_nearest,
+           out_normal):
+    W = world_of(world)
     H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
                    bound_radius, neighbor_start, neighbors)
     for i in range(shape_index.shape[0]):
@@ -298,5 +298,5 @@ def point_signed_distance_batch(world, hulls, shape_index, points):
         raise ValueError("point_signed_distance_batch: CONVEX shapes need their HullSet")
     K = len(idx)
     d, nearest, normal = np.empty(K), np.empty((K, 3)), np.empty((K, 3))
-    _batch(*world.arrays(), *hull_arrays(hs), idx, pts, d, nearest, normal)
+    _batch(world.table, *hull_arrays(hs), idx, pts, d, nearest, normal)
     return d, nearest, normal

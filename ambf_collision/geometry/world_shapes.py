@@ -1,6 +1,7 @@
-"""Shapes as arrays: the layout every compiled kernel reads.
+"""Shapes as a record table: the layout every compiled kernel reads.
 
-:class:`WorldShapes` holds N shapes in one frame (metres), one array per field:
+:class:`WorldShapes` holds N shapes in one frame (metres) as one record table of
+:data:`SHAPE_DTYPE` (``world.table``), each field also an attribute (a view):
 
 * ``kind (N,) int64``: ``SPHERE, CAPSULE, BOX, CYLINDER, CONE, PLANE, CONVEX`` (``shapes.py``)
 * ``a (N,3)``, ``b (N,3)``: sphere centre (``a == b``); capsule segment ends; solid centre
@@ -12,18 +13,17 @@
 * ``hull_id (N,) int64``: index into the :class:`~ambf_collision.geometry.hulls.HullSet` of
   CONVEX shapes (vertices in the shape's local frame), -1 for other kinds
 
-Inside compiled code these arrays travel as the :class:`World` NamedTuple; entry points
-(called from Python) take them one by one (:meth:`WorldShapes.arrays`) and build it with
-:func:`make_world`.
+Inside compiled code these fields travel as the :class:`World` NamedTuple: an entry point
+takes the table and builds it with :func:`world_of` (one argument; every caller then hands the
+kernels the same array types, so each kernel is compiled once).
 
 :class:`ShapeRow` is one shape as plain values (:func:`shape_row`): what per-pair and per-point
 kernels take, since numba reference-counts every array passed to a function.
 
-:class:`LinkShapes` (constant, part of a Model) holds the same arrays with each shape in the
+:class:`LinkShapes` (constant, part of a Model) holds the same table with each shape in the
 frame of its body (``frame_index``); :func:`to_world` moves them all by the bodies' world
 poses into a :class:`WorldShapes` that the caller owns (one per Data). In a compiled caller:
-``to_world(Link(World(*link_shapes.local.arrays()), link_shapes.frame_index), body_R, body_t,
-World(*data_world.arrays()))``.
+``to_world(Link(world_of(local_table), frame_index), body_R, body_t, world_of(world_table))``.
 """
 
 from __future__ import annotations
@@ -39,13 +39,28 @@ from ambf_collision.geometry.shapes import (BOX, CAPSULE, CONE, CONVEX, CYLINDER
                                             Sphere)
 from ambf_collision.geometry.transforms import matrix_to_quat
 
-__all__ = ["World", "WorldShapes", "Link", "LinkShapes", "ShapeRow", "make_world", "shape_row",
+__all__ = ["SHAPE_DTYPE", "World", "WorldShapes", "Link", "LinkShapes", "ShapeRow", "world_of",
+           "make_world", "shape_row",
            "to_world", "shape_at", "hull_arrays", "make_hulls", "no_hulls", "local_point",
            "world_point", "world_vector"]
 
 
+SHAPE_DTYPE = np.dtype([
+    ("kind", np.int64),           # shape kind code (shapes.py)
+    ("a", np.float64, (3,)),      # m: sphere centre, capsule end a, solid centre, plane point
+    ("b", np.float64, (3,)),      # m: capsule end b (= a for the other kinds)
+    ("radius", np.float64),       # m: sphere, capsule, cylinder, cone radius; 0 otherwise
+    ("rot", np.float64, (3, 3)),  # frame-from-local rotation (identity: sphere, capsule, plane)
+    ("half", np.float64, (3,)),   # m: box half extents; cylinder, cone (r, r, h/2)
+    ("normal", np.float64, (3,)),  # plane: unit normal (solid where normal . x < offset)
+    ("offset", np.float64),       # m: plane offset
+    ("hull_id", np.int64),        # CONVEX: hull index in the HullSet; -1 otherwise
+], align=True)
+"""One shape per row (module docstring: what each field holds for each kind)."""
+
+
 class World(NamedTuple):
-    """The arrays of a :class:`WorldShapes`, as compiled code reads them (see the module)."""
+    """The fields of a :data:`SHAPE_DTYPE` table, as compiled code reads them (see the module)."""
 
     kind: np.ndarray
     a: np.ndarray
@@ -56,6 +71,13 @@ class World(NamedTuple):
     normal: np.ndarray
     offset: np.ndarray
     hull_id: np.ndarray
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def world_of(table):
+    """:class:`World` of a :data:`SHAPE_DTYPE` table's fields (inside compiled entry points)."""
+    return World(table.kind, table.a, table.b, table.radius, table.rot, table.half, table.normal,
+                 table.offset, table.hull_id)
 
 
 @njit(cache=True, error_model="numpy")
@@ -119,40 +141,35 @@ def world_point(s, x):
 
 
 class WorldShapes:
-    """N shapes as arrays in one frame (see the module docstring); ``hulls`` is the constant
-    :class:`~ambf_collision.geometry.hulls.HullSet` that ``hull_id`` points into (None when
-    there is no CONVEX shape)."""
+    """N shapes in one frame as a :data:`SHAPE_DTYPE` table (see the module docstring);
+    ``hulls`` is the constant :class:`~ambf_collision.geometry.hulls.HullSet` that ``hull_id``
+    points into (None when there is no CONVEX shape). ``table``: an existing table to wrap
+    (e.g. a view into a Data buffer); by default a new one (rotations identity, no hull)."""
 
-    __slots__ = ("kind", "a", "b", "radius", "rot", "half", "normal", "offset", "hull_id",
-                 "hulls")
+    __slots__ = ("table", "kind", "a", "b", "radius", "rot", "half", "normal", "offset",
+                 "hull_id", "hulls")
 
-    def __init__(self, n: int, hulls=None):
-        self.kind = np.zeros(n, dtype=np.int64)
-        self.a = np.zeros((n, 3))
-        self.b = np.zeros((n, 3))
-        self.radius = np.zeros(n)
-        self.rot = np.zeros((n, 3, 3))
-        self.rot[:] = np.eye(3)
-        self.half = np.zeros((n, 3))
-        self.normal = np.zeros((n, 3))
-        self.offset = np.zeros(n)
-        self.hull_id = np.full(n, -1, dtype=np.int64)
+    def __init__(self, n: int, hulls=None, table=None):
+        if table is None:
+            table = np.zeros(n, dtype=SHAPE_DTYPE)
+            table["rot"] = np.eye(3)
+            table["hull_id"] = -1
+        self.table = table
+        for name in World._fields:
+            setattr(self, name, table[name])
         self.hulls = hulls
 
     def __len__(self) -> int:
-        return len(self.kind)
+        return len(self.table)
 
     def arrays(self) -> tuple:
-        """The nine arrays in :class:`World` order (the arguments of compiled entry points)."""
+        """The nine field views in :class:`World` order."""
         return (self.kind, self.a, self.b, self.radius, self.rot, self.half, self.normal,
                 self.offset, self.hull_id)
 
     def copy(self) -> "WorldShapes":
-        """An independent copy (the HullSet, constant, is shared)."""
-        w = WorldShapes(len(self), self.hulls)
-        for name, x in zip(World._fields, self.arrays()):
-            getattr(w, name)[...] = x
-        return w
+        """An independent, writable copy (the HullSet, constant, is shared)."""
+        return WorldShapes(len(self), self.hulls, self.table.copy())
 
     @classmethod
     def from_shapes(cls, shapes) -> "WorldShapes":
@@ -223,10 +240,14 @@ def shape_at(world: WorldShapes, hulls=None, k: int = 0):
 # ----------------------------------------------------------------------------------- hull arrays
 
 def no_hulls() -> Hulls:
-    """Empty hull arrays, for a world without CONVEX shapes."""
+    """Empty hull arrays, for a world without CONVEX shapes: read-only like a HullSet's, so that
+    the kernels see the same array types with and without hulls (one compilation)."""
     z = np.zeros((0, 3))
     start = np.zeros(1, dtype=np.int64)
-    return Hulls(z, start, z, np.zeros(0), start, z, np.zeros(0), start, np.zeros(0, np.int64))
+    h = Hulls(z, start, z, np.zeros(0), start, z, np.zeros(0), start, np.zeros(0, np.int64))
+    for x in h:
+        x.flags.writeable = False
+    return h
 
 
 def hull_arrays(hulls) -> Hulls:
@@ -282,12 +303,8 @@ def to_world(link, body_R, body_t, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _to_world_entry(kind, a, b, radius, rot, half, normal, offset, hull_id, frame_index, body_R,
-                    body_t, o_kind, o_a, o_b, o_radius, o_rot, o_half, o_normal, o_offset,
-                    o_hull_id):
-    link = Link(World(kind, a, b, radius, rot, half, normal, offset, hull_id), frame_index)
-    out = World(o_kind, o_a, o_b, o_radius, o_rot, o_half, o_normal, o_offset, o_hull_id)
-    to_world(link, body_R, body_t, out)
+def _to_world_entry(local, frame_index, body_R, body_t, out):
+    to_world(Link(world_of(local), frame_index), body_R, body_t, world_of(out))
 
 
 class LinkShapes:
@@ -309,8 +326,9 @@ class LinkShapes:
             raise ShapeError(f"frame_index: must be >= 0, got {int(fi.min())}")
         self.frame_index = np.ascontiguousarray(fi, dtype=np.int64)
         self.hulls = self.local.hulls
-        for x in self.local.arrays() + (self.frame_index,):
-            x.flags.writeable = False
+        self.local.table.flags.writeable = False
+        self.local = WorldShapes(n, self.hulls, self.local.table)  # read-only views
+        self.frame_index.flags.writeable = False
 
     def __len__(self) -> int:
         return len(self.local)
@@ -342,6 +360,6 @@ class LinkShapes:
             out = self.new_world()
         elif len(out) != len(self):
             raise ValueError(f"to_world: out holds {len(out)} shapes, expected {len(self)}")
-        _to_world_entry(*self.arrays(), R, t, *out.arrays())
+        _to_world_entry(self.local.table, self.frame_index, R, t, out.table)
         return out
 

@@ -215,7 +215,7 @@ class ProbeModel:
             raise ValueError(f"probe model compiled for {self.n_shapes} shapes on {self.n_bodies} "
                              f"bodies, evaluated with {len(world.kind)} shapes and {len(body_R)} poses")
         data.result.pairs_checked = evaluate_probes(
-            self.floats, self.ints, *world.arrays(), *self._hull_arrays, body_R, body_t,
+            self.floats, self.ints, world.table, *self._hull_arrays, body_R, body_t,
             data.floats, data.distance, data.ints, data.in_contact, data.scratch)
         return data.result
 

@@ -37,10 +37,10 @@ from numba import njit
 
 from ambf_collision.geometry.points import point_row, point_signed_distance
 from ambf_collision.geometry.shapes import CONVEX, PLANE
-from ambf_collision.geometry.support import support_vertex
+from ambf_collision.geometry.support import NONE, core_of, core_support
 from ambf_collision.geometry.tolerances import (PROBE_BOUND_SLACK, PROBE_FACING_SLACK,
                                                 PROBE_PLANE_FACING_SLACK)
-from ambf_collision.geometry.world_shapes import make_hulls, make_world, shape_row
+from ambf_collision.geometry.world_shapes import make_hulls, shape_row, world_of
 from ambf_collision.probes.layout import data_views, model_views
 
 __all__ = ["evaluate_probes"]
@@ -136,7 +136,8 @@ def broadphase(W, H, sensed, cluster_start, cluster_member, cluster_reach, clust
                         continue
                 else:  # the shape's highest point along n: for spheres and capsules that of
                     # their core (their n_c points from the core to the probe, inside too)
-                    x0, x1, x2, _ = support_vertex(W, H, s, n0, n1, n2, -1)
+                    x0, x1, x2, _ = core_support(core_of(W, H, s), H.vertices, H.neighbor_start,
+                                                   H.neighbors, n0, n1, n2, NONE)
                     if x0 * n0 + x1 * n1 + x2 * n2 < cluster_front[c] - PROBE_FACING_SLACK:
                         continue
             candidates[n] = c * S + s
@@ -252,18 +253,17 @@ def patch_totals(patch_first, patch_end, local_position, patch_origin, force, fo
 
 
 @njit(cache=True)
-def evaluate_probes(model_floats, model_ints,
-                    kind, a, b, radius, rot, half, normal, offset, hull_id,
+def evaluate_probes(model_floats, model_ints, world,
                     vertices, vertex_start, face_normal, face_offset, face_start, centre,
                     bound_radius, neighbor_start, neighbors,
                     body_R, body_t,
                     out_floats, out_distance, out_ints, out_in_contact, scratch):
     """Evaluate every probe (stages 1-6 above); returns the number of exact (probe, shape)
-    queries. Model and data buffers: ``probes/layout.py``; world shapes and hulls: the arrays
-    of ``WorldShapes.arrays()`` and ``world_shapes.hull_arrays(hulls)``."""
+    queries. Model and data buffers: ``probes/layout.py``; world shapes: the
+    ``WorldShapes.table``; hulls: the arrays of ``world_shapes.hull_arrays(hulls)``."""
     P = model_views(model_floats, model_ints)
     O = data_views(model_ints, out_floats, out_distance, out_ints, out_in_contact, scratch)
-    W = make_world(kind, a, b, radius, rot, half, normal, offset, hull_id)
+    W = world_of(world)
     H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
                    bound_radius, neighbor_start, neighbors)
     move_probes(P.probe_body, P.local_position, P.local_normal, body_R, body_t, O.position, O.normal)

@@ -1,7 +1,7 @@
 """References for the support, GJK and EPA tests (NumPy, independent of the kernels under test).
 
-* :func:`world_of`: shape objects -> the ``World`` arrays the kernels read (CONTRACT.md layout;
-  ``WorldShapes.from_shapes`` once it exists) and their ``HullSet``.
+* :func:`world_of`: shape objects -> the ``World`` arrays the kernels read (CONTRACT.md layout) and
+  their ``HullSet``.
 * :func:`support_values`: closed-form support functions ``h(u) = max_{x in shape} u . x`` of every
   bounded kind, full shapes (radius included), for many directions at once.
 * :func:`reference_signed_distance`: ``-min_{|u|=1} (h_1(u) + h_2(-u))``, the signed distance of
@@ -12,7 +12,6 @@
   facets or its distance to its triangles.
 """
 
-from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize
@@ -25,65 +24,18 @@ from ambf_collision.geometry.shapes import (
     CONE,
     CONVEX,
     CYLINDER,
-    PLANE,
     SPHERE,
 )
 from ambf_collision.geometry.transforms import quat_to_matrix
-
-try:
-    # The package's World: a NamedTuple class defined here would be pickled (by module name) into
-    # numba's on-disk cache index of every kernel called with it, and a later process that cannot
-    # import this test module would fail to load that cache (seen: ModuleNotFoundError).
-    from ambf_collision.geometry.world_shapes import World, WorldShapes
-except ImportError:  # until geometry/world_shapes.py (kernels branch) is merged
-    WorldShapes = None
-
-    class World(NamedTuple):
-        kind: np.ndarray
-        a: np.ndarray
-        b: np.ndarray
-        radius: np.ndarray
-        rot: np.ndarray
-        half: np.ndarray
-        normal: np.ndarray
-        offset: np.ndarray
-        hull_id: np.ndarray
+from ambf_collision.geometry.world_shapes import World, WorldShapes
 
 
 def world_of(shapes):
-    """(World, HullSet) of shape objects, in the layout of CONTRACT.md (WorldShapes.from_shapes
-    where it exists)."""
-    if WorldShapes is not None:
-        w = WorldShapes.from_shapes(shapes)
-        return World(*w.arrays()), (w.hulls if w.hulls is not None else HullSet.from_clouds([]))
-    N = len(shapes)
-    kind = np.array([s.kind for s in shapes], dtype=np.int64)
-    a, b = np.zeros((N, 3)), np.zeros((N, 3))
-    radius, half, normal, offset = np.zeros(N), np.zeros((N, 3)), np.zeros((N, 3)), np.zeros(N)
-    rot = np.tile(np.eye(3), (N, 1, 1))
-    hull_id = np.full(N, -1, dtype=np.int64)
-    clouds = []
-    for i, s in enumerate(shapes):
-        if s.kind == SPHERE:
-            a[i] = b[i] = s.center
-            radius[i] = s.radius
-        elif s.kind == CAPSULE:
-            a[i], b[i], radius[i] = s.a, s.b, s.radius
-        elif s.kind == PLANE:
-            normal[i], offset[i] = s.normal, s.offset
-            a[i] = b[i] = s.offset * s.normal
-        else:
-            a[i] = b[i] = s.position
-            rot[i] = quat_to_matrix(s.orientation)
-            if s.kind == BOX:
-                half[i] = 0.5 * np.asarray(s.size)
-            elif s.kind in (CYLINDER, CONE):
-                radius[i] = s.radius
-                half[i] = (s.radius, s.radius, 0.5 * s.height)
-            elif s.kind == CONVEX:
-                hull_id[i] = len(clouds)
-                clouds.append(s.vertices)
-    return World(kind, a, b, radius, rot, half, normal, offset, hull_id), HullSet.from_clouds(clouds)
+    """(World, HullSet) of shape objects: the package's own layout and NamedTuple (a type
+    defined in a test module would enter numba's on-disk cache index of the kernels, which
+    other processes could then not load)."""
+    w = WorldShapes.from_shapes(shapes)
+    return World(*w.arrays()), w.hulls if w.hulls is not None else HullSet.from_clouds([])
 
 
 def _pose(s):

@@ -464,17 +464,16 @@ def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     PairConstants, contact_order) equals LinkShapes.to_world + PairDistance.compute."""
     from numba import njit
 
-    from ambf_collision.geometry.pairs import evaluate_pairs, make_pair_constants
-    from ambf_collision.geometry.world_shapes import Link, World, hull_arrays, make_hulls, to_world
+    from ambf_collision.geometry.pairs import evaluate_pairs, pair_constants, pair_results
+    from ambf_collision.geometry.world_shapes import Link, hull_arrays, make_hulls, to_world, world_of
 
     @njit
-    def kernel(link_arrays, frame_index, hull, consts, R, t, out_world, near, d, p1, p2, n, pos, ex, order):
-        link = Link(World(*link_arrays), frame_index)
-        W = World(*out_world)
-        to_world(link, R, t, W)
-        C = make_pair_constants(*consts)
-        smallest = evaluate_pairs(W, make_hulls(*hull), C, near, d, p1, p2, n, pos, ex)
-        return smallest, contact_order(d, 0.1, order)
+    def kernel(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, order):
+        W = world_of(out_world)
+        to_world(Link(world_of(local), frame_index), R, t, W)
+        smallest = evaluate_pairs(W, make_hulls(*hull), pair_constants(pairs, bound), near,
+                                  pair_results(results))
+        return smallest, contact_order(results.distance, 0.1, order)
 
     rng = np.random.default_rng(7)
     shapes = _mixed_scene(rng)
@@ -488,9 +487,9 @@ def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     out = ls.new_world()
     res = PairResult(len(pairs))
     order = np.empty(len(pairs), np.int64)
-    smallest, n_contacts = kernel(ls.local.arrays(), ls.frame_index, tuple(hull_arrays(ls.hulls)),
-                                  tuple(pd.constants), R, t, out.arrays(), 0.05, res.distance,
-                                  res.point_1, res.point_2, res.normal, res.position, res.exact, order)
+    smallest, n_contacts = kernel(ls.local.table, ls.frame_index, tuple(hull_arrays(ls.hulls)),
+                                  pd.pair_table, pd.bound_table, R, t, out.table, 0.05, res.table,
+                                  order)
     for f in ("distance", "point_1", "point_2", "normal", "position", "exact"):
         assert np.array_equal(getattr(res, f), getattr(ref, f)), f
     assert smallest == ref.distance[ref.exact].min()

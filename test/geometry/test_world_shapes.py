@@ -9,7 +9,7 @@ from ambf_collision.geometry.shapes import (BOX, CAPSULE, CONE, CONVEX, CYLINDER
                                             Capsule, Cone, ConvexHull, Cylinder, Plane, ShapeError,
                                             Sphere)
 from ambf_collision.geometry.transforms import quat_to_matrix
-from ambf_collision.geometry.world_shapes import LinkShapes, WorldShapes, shape_at
+from ambf_collision.geometry.world_shapes import SHAPE_DTYPE, LinkShapes, WorldShapes, shape_at
 
 TET = np.array([[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1], [-0.1, -0.1, -0.1]])
 
@@ -38,8 +38,9 @@ def test_layout_hand_values():
     np.testing.assert_array_equal(w.rot[0], np.eye(3))
     np.testing.assert_array_equal(w.rot[5], np.eye(3))
     assert w.hulls is not None
-    for x in w.arrays():
-        assert x.flags.c_contiguous
+    assert w.table.dtype == SHAPE_DTYPE and w.table.flags.c_contiguous
+    for x in w.arrays():   # the fields are views of the one record table (CONTRACT.md update)
+        assert np.shares_memory(x, w.table) and x.dtype in (np.float64, np.int64)
 
 
 def test_shape_at_round_trip():
