@@ -29,26 +29,22 @@ the direction(s) of the segment(s) whose closest point is interior removed.
 
 ``COINCIDENT``, ``REFINE`` and the parallel tests are in :mod:`~ambf_collision.geometry.tolerances`.
 Scalar numba kernels on 3-tuples (no arrays: nothing to reference-count): :func:`capsule_distance`
-(one pair), :func:`point_segment` (a point); :func:`point_segment_normal` is the batch form of the
-latter for Python callers.
+(one pair), :func:`point_segment` (a point).
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 from ambf_collision.geometry import tolerances as _tol
 
 __all__ = ["capsule_distance", "closest_parameters", "fallback_normal", "refined_normal",
-           "perpendicular", "point_segment", "point_segment_normal", "COINCIDENT"]
+           "perpendicular", "point_segment"]
 
-COINCIDENT = _tol.COINCIDENT
 _COINCIDENT = _tol.COINCIDENT
 _TINY = _tol.TINY_LENGTH_SQ
-_TINY_LEN2 = _TINY   # the former name, read by probes
 _REFINE = _tol.REFINE
 _PARALLEL = _tol.PARALLEL_SINE
 _REFINE_PARALLEL_SQ = _tol.REFINE_PARALLEL_SINE_SQ
@@ -184,26 +180,3 @@ def capsule_distance(a1, b1, r1, a2, b2, r2):
         n = refined_normal(w, L, d1, d2, s, t)
     return (L - r1 - r2, (c1[0] + r1 * n[0], c1[1] + r1 * n[1], c1[2] + r1 * n[2]),
             (c2[0] - r2 * n[0], c2[1] - r2 * n[1], c2[2] - r2 * n[2]), n)
-
-
-@njit(cache=True, error_model="numpy")
-def _point_segment_batch(p, a, b, L, c, n):
-    for k in range(p.shape[0]):
-        L[k], ck, nk = point_segment((p[k, 0], p[k, 1], p[k, 2]), (a[k, 0], a[k, 1], a[k, 2]),
-                                     (b[k, 0], b[k, 1], b[k, 2]))
-        for i in range(3):
-            c[k, i] = ck[i]
-            n[k, i] = nk[i]
-
-
-def point_segment_normal(p, a, b, normal=None):
-    """Points ``p`` (K,3) against segments ``a``-``b`` (K,3), metres: the distance ``L`` (K,),
-    the closest point ``C`` (K,3) and the unit normal (K,3) from ``C`` to ``p`` (written into
-    ``normal`` when given), as :func:`point_segment`."""
-    p, a, b = (np.ascontiguousarray(np.broadcast_to(x, np.shape(p)), dtype=np.float64).reshape(-1, 3)
-               for x in (p, a, b))
-    K = len(p)
-    L, C = np.empty(K), np.empty((K, 3))
-    n = np.empty((K, 3)) if normal is None else normal
-    _point_segment_batch(p, a, b, L, C, n)
-    return L, C, n

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 import exact_reference as ex
 from ambf_collision.geometry.segments import (capsule_distance, closest_parameters, fallback_normal,
-                                             point_segment_normal)
+                                             point_segment)
 from ambf_collision.geometry.transforms import quat_to_matrix
 
 TOL = 1e-9
@@ -214,14 +214,16 @@ def test_special_inputs_match_exact_reference():
         assert d == pytest.approx(exact, abs=4e-16 * scale)
 
 
-def test_point_segment_normal_batch():
-    p = np.array([[0.0, 0, 1.0], [3.0, 0, 0], [0.5, 2, 0]])
-    a = np.zeros((3, 3))
-    b = np.array([[0, 0, 2.0], [1.0, 0, 0], [0, 0, 0]])
-    L, C, n = point_segment_normal(p, a, b)
-    np.testing.assert_array_equal(L[1:], [2.0, np.hypot(0.5, 2)])
-    assert L[0] == 0.0 and np.array_equal(n[0], [0, 1, 0])   # on the axis: perpendicular
-    np.testing.assert_array_equal(C[1], [1, 0, 0])
+def test_point_segment_distance_closest_point_and_normal():
+    """Hand-derived: a point on the segment's axis gets the perpendicular fallback normal; a
+    point beyond an end is measured from that end."""
+    L, C, n = point_segment((0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (0.0, 0.0, 2.0))
+    assert L == 0.0 and C == (0.0, 0.0, 1.0) and n == (0.0, 1.0, 0.0)
+    L, C, n = point_segment((3.0, 0.0, 0.0), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0))
+    assert L == 2.0 and C == (1.0, 0.0, 0.0) and n == (1.0, 0.0, 0.0)
+    L, C, n = point_segment((0.5, 2.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))  # zero length
+    assert L == np.hypot(0.5, 2.0) and C == (0.0, 0.0, 0.0)
+    np.testing.assert_allclose(n, np.array([0.5, 2.0, 0.0]) / L, rtol=0, atol=1e-16)
 
 
 @pytest.mark.parametrize("a1, b1, r1, a2, b2, r2", [
