@@ -84,7 +84,7 @@ COUPLING_DTYPE = np.dtype([
 
 JOINT_STATE_DTYPE = np.dtype([
     ("q", np.float64),            # rad / m: position (coupled joints: written by the coupling)
-    ("velocity", np.float64),     # rad/s / m/s (coupled joints: written by the coupling)
+    ("velocity", np.float64),     # rad/s / m/s (coupled joints: unused, their rate follows the source)
     ("R", *_F33),                 # joint transform (child frame in parent frame): rotation
     ("t", *_F3),                  # ... and translation (m)
     ("axis", *_F3),               # unit axis, world (fixed on the parent body)

@@ -34,6 +34,7 @@ from ambf_collision.geometry.world_shapes import LinkShapes, WorldShapes, hull_a
 from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
 from ambf_collision.model.filtering import Overrides, filter_pairs
 from ambf_collision.model.evaluate_kernel import DATA_TABLES, MODEL_TABLES, evaluate_model
+from ambf_collision.model.jacobians import CONTACT_DTYPE
 from ambf_collision.model.kinematics import Kinematics, KinematicsState
 from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
 from ambf_collision.model.table_buffer import pack
@@ -64,6 +65,10 @@ class ModelContact:
     point_2: np.ndarray
     position: np.ndarray
     normal: np.ndarray
+    jacobian: Optional[np.ndarray] = None  # (J,) m/rad or m/m, Model.joint_names order
+    distance_rate: float = 0.0  # m/s: jacobian . joint velocities (0 when none were set)
+    point_1_local: Optional[np.ndarray] = None  # (3,) m: point_1 in body_1's frame
+    point_2_local: Optional[np.ndarray] = None  # (3,) m: point_2 in body_2's frame
 
     def to_json(self) -> dict:
         return {
@@ -94,7 +99,10 @@ class Data:
     ``results`` (the pairs' table) and its fields ``distance (P,)``, ``point_1``, ``point_2``,
     ``normal``, ``position`` (P,3); ``exact (P,)`` bool: False where
     ``evaluate(near_only=True)`` kept only a lower bound; ``contact_index (P,)``: its first
-    entries are the last evaluation's contacts.
+    entries are the last evaluation's contacts; per contact r (closest first): ``jacobians
+    (P,J)`` row r, the distance Jacobian (m/rad or m/m, ``jacobians.py``), ``contacts`` row r
+    (``distance_rate`` m/s, ``point_1_local``, ``point_2_local`` m, body frames).
+    ``velocity_given``: True once :meth:`Model.set_joint_velocities` was called.
     """
 
     def __init__(self, model: "Model"):
@@ -106,9 +114,9 @@ class Data:
         self.buffer, views = pack([
             np.zeros(J, JOINT_STATE_DTYPE), files, np.zeros(len(model.body_names), POSE_DTYPE),
             np.zeros((K, 2)), model.link_shapes.local.table, np.zeros(P, PAIR_RESULT_DTYPE),
-            np.zeros(P, np.int64)])
+            np.zeros(P, np.int64), np.zeros(P, CONTACT_DTYPE), np.zeros(P * J)])
         self.tables = dict(zip(DATA_TABLES, views))
-        joints, files, bodies, residuals, world, results, contact_index = views
+        joints, files, bodies, residuals, world, results, contact_index, contacts, jac = views
         self.kinematics = k = KinematicsState(joints, files, bodies, residuals)
         self.q, self.velocity, self.file_R, self.file_t = k.q, k.velocity, k.file_R, k.file_t
         self.body_R, self.body_t, self.joint_R, self.joint_t = k.body_R, k.body_t, k.joint_R, k.joint_t
@@ -121,6 +129,8 @@ class Data:
         self.normal, self.position = results["normal"], results["position"]
         self.distance[...] = np.inf
         self.contact_index = contact_index
+        self.contacts, self.jacobians = contacts, jac.reshape(P, J)
+        self.velocity_given = False  # set_joint_velocities was called
         self.name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
 
 
@@ -133,7 +143,11 @@ class EvaluationResult:
     the report distance, closest first), ``contacts`` (list of :class:`ModelContact`, same
     order), ``body_R (B,3,3)``, ``body_t (B,3)``, ``world`` (all shapes in world, the
     Data's ``WorldShapes``), ``closure_residuals (K,2)`` position (m) and angle (rad) mismatch
-    of each closure joint (``model.closure_joint_names``).
+    of each closure joint (``model.closure_joint_names``). Per contact (same order):
+    ``jacobians (n,J)`` distance Jacobians (m/rad or m/m, columns ``model.joint_names``; coupled
+    joints folded into their source, ``jacobians.py``), ``distance_rates (n,)`` m/s (J q_dot;
+    0 when no velocities were set: ``rates_valid`` False), ``point_1_local``, ``point_2_local``
+    (n,3) the witnesses in their bodies' frames (m).
     """
 
     def __init__(self, model: "Model", data: Data, n_contacts: int, closest: int,
@@ -145,6 +159,11 @@ class EvaluationResult:
         self.closure_residuals = data.closure_residuals
         self.world = data.world
         self.contact_index = data.contact_index[:n_contacts]
+        self.jacobians = data.jacobians[:n_contacts]
+        rows = data.contacts[:n_contacts]
+        self.distance_rates = rows["distance_rate"]
+        self.point_1_local, self.point_2_local = rows["point_1_local"], rows["point_2_local"]
+        self.rates_valid = data.velocity_given
         self.closest, self.min_distance = closest, min_distance
         self._contacts = None
         self._vectors = None
@@ -166,9 +185,11 @@ class EvaluationResult:
             vec = self.contact_vectors  # each contact holds views of its own rows
             who = self._model.pair_contact_info
             out = []
+            rates = self.distance_rates.tolist()
             for r, (k, dist) in enumerate(zip(idx.tolist(), self._data.distance[idx].tolist())):
                 v = vec[r]
-                out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3]))
+                out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3], self.jacobians[r],
+                                        rates[r], self.point_1_local[r], self.point_2_local[r]))
             self._contacts = out
         return self._contacts
 
@@ -248,7 +269,8 @@ class Model:
         self.buffer, views = pack(self.kinematics.tables() + (
             self.link_shapes.local.table, self.link_shapes.frame_index,
             self.pair_distance.bound_table, self.pair_distance.pair_table)
-            + tuple(hull_arrays(self.hulls)), writeable=False)
+            + tuple(hull_arrays(self.hulls))
+            + (np.ascontiguousarray(self.pair_bodies, dtype=np.int64).reshape(-1),), writeable=False)
         self.tables = dict(zip(MODEL_TABLES, views))
         self._groups = {}
         for b in world.bodies:
@@ -293,15 +315,27 @@ class Model:
         Returns the names not known (not raised). Joints not named keep their last value; a
         coupled joint's position is overwritten by its coupling at the next ``evaluate``.
         Raises ValueError for non-finite positions or a length mismatch."""
+        return self._set_joint_values(data, data.q, names, positions, "position")
+
+    def set_joint_velocities(self, data: Data, names, velocities) -> list:
+        """Set joint velocities (rad/s / m/s) by joint name, as :meth:`set_joint_positions`:
+        the contacts' ``distance_rate`` is then J q_dot (a coupled joint's velocity is not
+        used: its rate follows its source's). Returns the names not known."""
+        unknown = self._set_joint_values(data, data.velocity, names, velocities, "velocity")
+        data.velocity_given = True
+        return unknown
+
+    def _set_joint_values(self, data: Data, target, names, positions, what: str) -> list:
         positions = np.asarray(positions, dtype=float)
         if positions.ndim != 1:
             positions = positions.reshape(-1)
         names = tuple(names)
         if len(names) != positions.size:
-            raise ValueError(f"{len(names)} joint names but {positions.size} positions")
+            raise ValueError(f"{len(names)} joint names but {positions.size} "
+                             f"{'positions' if what == 'position' else 'velocities'}")
         if not all(map(math.isfinite, positions.tolist())):  # a few joints: faster than NumPy
             i = int(np.argmin(np.isfinite(positions)))
-            raise ValueError(f"joint {names[i]!r}: position must be finite, got {positions[i]}")
+            raise ValueError(f"joint {names[i]!r}: {what} must be finite, got {positions[i]}")
         cache = data.name_cache
         try:
             entry = cache.get(names)
@@ -319,9 +353,9 @@ class Model:
                 pass
         idx, keep, unknown, full = entry
         if full:  # every joint, in model order (the monitor's case)
-            data.q[...] = positions
+            target[...] = positions
         else:
-            data.q[idx] = positions[keep]
+            target[idx] = positions[keep]
         return list(unknown)
 
     def set_root_poses(self, data: Data, root_poses) -> None:
