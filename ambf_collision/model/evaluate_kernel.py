@@ -34,7 +34,8 @@ from ambf_collision.model.kinematics_kernels import (BODY_DTYPE, COUPLING_DTYPE,
                                                      JOINT_STATE_DTYPE, POSE_DTYPE,
                                                      forward_kinematics, kinematics_buffers,
                                                      kinematics_constants)
-from ambf_collision.model.table_buffer import float_matrix, float_vector, int_vector, records
+from ambf_collision.model.table_buffer import (float_matrix, float_vector, header_of, int_vector,
+                                                records)
 
 __all__ = ["MODEL_TABLES", "DATA_TABLES", "evaluate_model"]
 
@@ -50,14 +51,15 @@ DATA_TABLES = ("joints", "files", "bodies", "closure_residuals", "world", "resul
 def model_tables(model):
     """``(K, link, C, H, pair_bodies)``: the kinematics constants, the shapes in their bodies'
     frames, the pair constants, the hulls and the pairs' bodies of a Model buffer."""
-    K = kinematics_constants(records(model, 0, JOINT_DTYPE), records(model, 1, BODY_DTYPE),
-                             records(model, 2, COUPLING_DTYPE), int_vector(model, 3))
-    link = Link(world_of(records(model, 4, SHAPE_DTYPE)), int_vector(model, 5))
-    C = pair_constants(records(model, 7, PAIR_DTYPE), records(model, 6, BOUND_DTYPE))
-    H = Hulls(float_matrix(model, 8, 3), int_vector(model, 9), float_matrix(model, 10, 3),
-              float_vector(model, 11), int_vector(model, 12), float_matrix(model, 13, 3),
-              float_vector(model, 14), int_vector(model, 15), int_vector(model, 16))
-    return K, link, C, H, int_vector(model, 17)
+    h = header_of(model)
+    K = kinematics_constants(records(model, h, 0, JOINT_DTYPE), records(model, h, 1, BODY_DTYPE),
+                             records(model, h, 2, COUPLING_DTYPE), int_vector(model, h, 3))
+    link = Link(world_of(records(model, h, 4, SHAPE_DTYPE)), int_vector(model, h, 5))
+    C = pair_constants(records(model, h, 7, PAIR_DTYPE), records(model, h, 6, BOUND_DTYPE))
+    H = Hulls(float_matrix(model, h, 8, 3), int_vector(model, h, 9), float_matrix(model, h, 10, 3),
+              float_vector(model, h, 11), int_vector(model, h, 12), float_matrix(model, h, 13, 3),
+              float_vector(model, h, 14), int_vector(model, h, 15), int_vector(model, h, 16))
+    return K, link, C, H, int_vector(model, h, 17)
 
 
 @njit(cache=True, inline="always")
@@ -65,12 +67,14 @@ def data_tables(data):
     """``(D, velocity, W, R, contact_index, contacts, jacobians)``: the kinematics buffers, the
     joint velocities, the world shapes, the pair results, the contact index, the contacts'
     table and Jacobians of a Data buffer."""
-    D = kinematics_buffers(records(data, 0, JOINT_STATE_DTYPE), records(data, 1, POSE_DTYPE),
-                           records(data, 2, POSE_DTYPE), float_matrix(data, 3, 2))
-    W = world_of(records(data, 4, SHAPE_DTYPE))
-    return (D, records(data, 0, JOINT_STATE_DTYPE).velocity, W,
-            pair_results(records(data, 5, PAIR_RESULT_DTYPE)), int_vector(data, 6),
-            contact_rows(records(data, 7, CONTACT_DTYPE)), float_vector(data, 8))
+    h = header_of(data)
+    joints = records(data, h, 0, JOINT_STATE_DTYPE)
+    D = kinematics_buffers(joints, records(data, h, 1, POSE_DTYPE),
+                           records(data, h, 2, POSE_DTYPE), float_matrix(data, h, 3, 2))
+    W = world_of(records(data, h, 4, SHAPE_DTYPE))
+    return (D, joints.velocity, W,
+            pair_results(records(data, h, 5, PAIR_RESULT_DTYPE)), int_vector(data, h, 6),
+            contact_rows(records(data, h, 7, CONTACT_DTYPE)), float_vector(data, h, 8))
 
 
 @njit(cache=True)

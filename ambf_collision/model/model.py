@@ -159,14 +159,27 @@ class EvaluationResult:
         self.closure_residuals = data.closure_residuals
         self.world = data.world
         self.contact_index = data.contact_index[:n_contacts]
-        self.jacobians = data.jacobians[:n_contacts]
-        rows = data.contacts[:n_contacts]
-        self.distance_rates = rows["distance_rate"]
-        self.point_1_local, self.point_2_local = rows["point_1_local"], rows["point_2_local"]
         self.rates_valid = data.velocity_given
         self.closest, self.min_distance = closest, min_distance
         self._contacts = None
         self._vectors = None
+
+    # views made on demand (each costs about as much as the rest of this object)
+    @property
+    def jacobians(self) -> np.ndarray:
+        return self._data.jacobians[:len(self.contact_index)]
+
+    @property
+    def distance_rates(self) -> np.ndarray:
+        return self._data.contacts["distance_rate"][:len(self.contact_index)]
+
+    @property
+    def point_1_local(self) -> np.ndarray:
+        return self._data.contacts["point_1_local"][:len(self.contact_index)]
+
+    @property
+    def point_2_local(self) -> np.ndarray:
+        return self._data.contacts["point_2_local"][:len(self.contact_index)]
 
     @property
     def contact_vectors(self) -> np.ndarray:
@@ -185,11 +198,12 @@ class EvaluationResult:
             vec = self.contact_vectors  # each contact holds views of its own rows
             who = self._model.pair_contact_info
             out = []
-            rates = self.distance_rates.tolist()
+            jac, rates = self.jacobians, self.distance_rates.tolist()
+            local_1, local_2 = self.point_1_local, self.point_2_local
             for r, (k, dist) in enumerate(zip(idx.tolist(), self._data.distance[idx].tolist())):
                 v = vec[r]
-                out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3], self.jacobians[r],
-                                        rates[r], self.point_1_local[r], self.point_2_local[r]))
+                out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3], jac[r], rates[r],
+                                        local_1[r], local_2[r]))
             self._contacts = out
         return self._contacts
 

@@ -4,8 +4,8 @@ numba's dispatcher charges every argument of a call from Python: measured here a
 plain array and about 300 ns for a record (structured) array, whose dtype it hashes on every call.
 The Model's constant tables and the Data's per-cycle tables are therefore each kept in one
 ``uint8`` buffer. Python works on views of it (record tables, plain arrays); compiled code takes
-the buffer and views table ``i`` with :func:`records`, :func:`float_matrix`, :func:`float_vector`
-or :func:`int_vector`.
+the buffer, views its header once (:func:`header_of`) and table ``i`` with :func:`records`,
+:func:`float_matrix`, :func:`float_vector` or :func:`int_vector`.
 
 Layout (byte offsets): an int64 header ``[n, start_0, end_0, ..., start_{n-1}, end_{n-1}]``,
 then table ``i`` in ``[start_i, end_i)``, each start a multiple of 64 (every dtype here is
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["pack", "records", "float_matrix", "float_vector", "int_vector"]
+__all__ = ["pack", "header_of", "records", "float_matrix", "float_vector", "int_vector"]
 
 _ALIGN = 64
 
@@ -42,34 +42,33 @@ def pack(arrays, writeable: bool = True):
 
 
 @njit(cache=True, inline="always")
-def _span(buffer, i):
-    h = buffer[8 + 16 * i:24 + 16 * i].view(np.int64)
-    return h[0], h[1]
+def header_of(buffer):
+    """The int64 header of ``buffer`` (``[n, start_0, end_0, ...]``): viewed once per call
+    and handed to the functions below (a view costs ~35 ns in compiled code)."""
+    n = buffer[:8].view(np.int64)[0]
+    return buffer[:8 * (1 + 2 * n)].view(np.int64)
 
 
 @njit(cache=True, inline="always")
-def records(buffer, i, dtype):
+def records(buffer, header, i, dtype):
     """Table ``i`` of ``buffer`` as a 1-D array of ``dtype`` (a record dtype)."""
-    s, e = _span(buffer, i)
-    return buffer[s:e].view(dtype)
+    return buffer[header[1 + 2 * i]:header[2 + 2 * i]].view(dtype)
 
 
 @njit(cache=True, inline="always")
-def float_matrix(buffer, i, columns):
+def float_matrix(buffer, header, i, columns):
     """Table ``i`` of ``buffer`` as a float64 array ``(rows, columns)``."""
-    s, e = _span(buffer, i)
+    s, e = header[1 + 2 * i], header[2 + 2 * i]
     return buffer[s:e].view(np.float64).reshape(((e - s) // (8 * columns), columns))
 
 
 @njit(cache=True, inline="always")
-def float_vector(buffer, i):
+def float_vector(buffer, header, i):
     """Table ``i`` of ``buffer`` as a 1-D float64 array."""
-    s, e = _span(buffer, i)
-    return buffer[s:e].view(np.float64)
+    return buffer[header[1 + 2 * i]:header[2 + 2 * i]].view(np.float64)
 
 
 @njit(cache=True, inline="always")
-def int_vector(buffer, i):
+def int_vector(buffer, header, i):
     """Table ``i`` of ``buffer`` as a 1-D int64 array."""
-    s, e = _span(buffer, i)
-    return buffer[s:e].view(np.int64)
+    return buffer[header[1 + 2 * i]:header[2 + 2 * i]].view(np.int64)
