@@ -19,7 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ambf_collision.geometry.pairs import LinkShapes, PairDistance  # noqa: E402
+from ambf_collision.geometry.pairs import PairDistance  # noqa: E402
+from ambf_collision.geometry.world_shapes import LinkShapes  # noqa: E402
 from ambf_collision.geometry.shapes import Capsule, Sphere  # noqa: E402
 
 

@@ -98,13 +98,15 @@ def bench(label, files, overrides=None, cycles=200):
     t_near = (time.perf_counter() - t0) / cycles
     t0 = time.perf_counter()
     for q in qs:
-        m.tree.forward(q, d.file_R, d.file_t, d.body_R, d.body_t)
+        d.q[...] = q
+        m.kinematics.forward(d.kinematics)
     t_kin = (time.perf_counter() - t0) / cycles
     geoms = [_coal_local(coal, s) for s in m.shapes]
     ncyc = max(5, cycles // 10)
     t0 = time.perf_counter()
     for q in qs[:ncyc]:
-        m.tree.forward(q, d.file_R, d.file_t, d.body_R, d.body_t)
+        d.q[...] = q
+        m.kinematics.forward(d.kinematics)
         ref = reference(m, d.body_R, d.body_t, geoms)
     t_ref = (time.perf_counter() - t0) / ncyc
     m.set_joint_positions(d, names, qs[ncyc - 1])

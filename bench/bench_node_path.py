@@ -10,13 +10,9 @@ cycle times, in microseconds:
                     probes, NaN guard,
                     MonitorOutput; split below into its parts, measured again on the same state:
     set_joint_pos.    model.set_joint_positions
-    kinematics        model.tree.forward (body poses)
-    world shapes      model.link_shapes.to_world            [geometry core]
-    pair distances    model.pair_distance.compute(world, report_distance), as
-                      model.evaluate(near_only=True) calls it [geometry core]
-    evaluate rest     model.evaluate with the three above answering from this cycle's results
-                      (copies, contact selection and sort, result object)
-    probes            ProbeSet.evaluate (256 probes)
+    evaluate          model.evaluate(near_only=True): one compiled call (kinematics, shapes to
+                      world, pair distances, contact order) and its result object [geometry core]
+    probes            the scene's probe evaluator (256 probes)
     monitor rest      monitor.step with evaluate and probes answering from this cycle's results,
                       minus set_joint_pos.: status, NaN guard, MonitorOutput, bookkeeping
   contacts msg      ContactArrayWriter.fill (needs the built workspace: source scripts/activate.sh)
@@ -28,7 +24,7 @@ cycle times, in microseconds:
                     conversion, publish with no subscriber), when rclpy is importable
 
 The reference of the same run is the 0.5 ms target of issue 6; the total is
-accept + monitor step + the contact and probe conversions the node uses (bytes when available). "outside geometry" removes the two geometry-core rows.
+accept + monitor step + the contact and probe conversions the node uses (bytes when available). "outside geometry" removes the geometry-core row.
 
 Run: .venv/bin/python bench/bench_node_path.py [--cycles N]
      (with ROS messages: bash -c 'source scripts/activate.sh && python bench/bench_node_path.py')
@@ -75,7 +71,7 @@ def _writers(scene):
         print(f"(message conversion not timed: {err}; source scripts/activate.sh)")
         return None
     ps = scene.probe_set
-    args = ("world", ps.names, ps.result.body, scene.model.body_names)
+    args = ("world", ps.names, ps.bodies, scene.model.body_names)
     pw, ser = ProbeArrayWriter(*args), ProbeArraySerializer(*args)
     cw, cser = ContactArrayWriter("world"), ContactArraySerializer("world")
     return (cw, pw, stamp_msg, (ser if ser.matches(pw) else None),
@@ -96,21 +92,12 @@ def run_stages(cycles: int):
     monitor = CollisionMonitor(model, MonitorConfig(), probes=scene.probes)
     writers = _writers(scene)
     names, qs = _inputs(model, cycles)
-    ps = scene.probe_set
     data = monitor.data
-    rows = {k: [] for k in ("accept", "monitor step", "set_joint_pos.", "kinematics",
-                            "world shapes", "pair distances", "evaluate rest", "probes",
+    rows = {k: [] for k in ("accept", "monitor step", "set_joint_pos.", "evaluate", "probes",
                             "monitor rest",
                             "contacts msg", "contacts bytes", "probes msg", "probes bytes")}
     pc = time.perf_counter
     rd = monitor.config.report_distance
-    # the pair distances as model.evaluate(near_only=True) asks for them (the monitor's call)
-
-    def pair_compute(world):
-        try:
-            return model.pair_distance.compute(world, rd)
-        except TypeError:  # a PairDistance without the near argument
-            return model.pair_distance.compute(world)
     n_contacts = 0
     t_start = 1000.0
     for i, q in enumerate(qs):
@@ -147,28 +134,14 @@ def run_stages(cycles: int):
         t0 = pc()
         model.set_joint_positions(data, m.joint_names, m.positions)
         t1 = pc()
-        model.tree.forward(data.q, data.file_R, data.file_t, data.body_R, data.body_t)
+        r = model.evaluate(data, report_distance=rd, near_only=True)
         t2 = pc()
-        world = model.link_shapes.to_world(data.body_R, data.body_t)
+        probe_result = scene.probes(model, data, r)
         t3 = pc()
-        pr = pair_compute(world)
-        t4 = pc()
-        r = model.evaluate(data, report_distance=rd, near_only=True)
-        t5 = pc()
-        probe_result = ps.evaluate(r.body_R, r.body_t, model.link_shapes.world)
-        t6 = pc()
         rows["set_joint_pos."].append(t1 - t0)
-        rows["kinematics"].append(t2 - t1)
-        rows["world shapes"].append(t3 - t2)
-        rows["pair distances"].append(t4 - t3)
-        rows["probes"].append(t6 - t5)
-        # overheads alone: the geometry answers from this cycle's results (instance stubs)
-        model.tree.forward = lambda *a_: None
-        model.link_shapes.to_world = lambda *a_: world
-        model.pair_distance.compute = lambda *a_: pr
-        t0 = pc()
-        r = model.evaluate(data, report_distance=rd, near_only=True)
-        t1 = pc()
+        rows["evaluate"].append(t2 - t1)
+        rows["probes"].append(t3 - t2)
+        # the monitor's own overhead: evaluate and probes answer from this cycle's results
         real_probes = monitor.probes
         model.evaluate = lambda *a_, **k_: r
         monitor.probes = lambda *a_: probe_result
@@ -176,10 +149,7 @@ def run_stages(cycles: int):
         monitor.step(now)
         t3 = pc()
         monitor.probes = real_probes
-        for obj, attr in ((model, "evaluate"), (model.tree, "forward"),
-                          (model.link_shapes, "to_world"), (model.pair_distance, "compute")):
-            delattr(obj, attr)
-        rows["evaluate rest"].append(t1 - t0)
+        del model.evaluate
         rows["monitor rest"].append(t3 - t2)
     a = {k: np.array(v) * 1e6 for k, v in rows.items() if v}
     a["monitor rest"] = a["monitor rest"] - a["set_joint_pos."]
@@ -245,9 +215,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     run_stages(min(200, args.cycles))  # warm-up
     a, contacts = run_stages(args.cycles)
-    order = ["accept", "monitor step", "set_joint_pos.", "kinematics", "world shapes",
-             "pair distances", "evaluate rest", "probes", "monitor rest", "contacts msg",
-             "contacts bytes", "probes msg", "probes bytes"]
+    order = ["accept", "monitor step", "set_joint_pos.", "evaluate", "probes", "monitor rest",
+             "contacts msg", "contacts bytes", "probes msg", "probes bytes"]
     print(f"demo model + 256 probes, {args.cycles} cycles along the demo script, "
           f"{contacts:.2f} contacts per cycle on average")
     print(f"{'stage':<22}{'mean us':>10}{'median us':>11}{'p99 us':>9}")
@@ -255,13 +224,13 @@ def main(argv=None) -> int:
         if k not in a:
             continue
         v = a[k]
-        indent = "  " if k in order[2:9] else ""
+        indent = "  " if k in order[2:6] else ""
         print(f"{indent + k:<22}{v.mean():10.1f}{np.median(v):11.1f}{np.percentile(v, 99):9.1f}")
     total_keys = ["accept", "monitor step",
                   "contacts bytes" if "contacts bytes" in a else "contacts msg",
                   "probes bytes" if "probes bytes" in a else "probes msg"]
     total = sum(a[k].mean() for k in total_keys if k in a)
-    geom = a["world shapes"].mean() + a["pair distances"].mean()
+    geom = a["evaluate"].mean()
     print(f"{'total (node compute)':<22}{total:10.1f}   = {total / TARGET_US:.2f} x the "
           f"{TARGET_US:.0f} us target")
     print(f"{'outside geometry':<22}{total - geom:10.1f}   = {(total - geom) / TARGET_US:.2f} x "

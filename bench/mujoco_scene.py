@@ -120,10 +120,7 @@ def model_to_mjcf(model) -> tuple[str, list]:
 
 def _tree_parent_joints(model) -> list:
     """Per body the index of its parent joint in the model's spanning tree, -1 for a root."""
-    kin = getattr(model, "kinematics", None)
-    if kin is not None:
-        return [int(k) for k in kin.tree_parent_joint]
-    return [int(k) for k in model.tree.parent_joint]
+    return [int(k) for k in model.kinematics.tree_parent_joint]
 
 
 class MujocoScene:

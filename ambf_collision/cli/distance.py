@@ -64,7 +64,8 @@ def load_request(path):
 
 def run(path):
     """Distances of the request in ``path`` as a list of JSON-ready dicts."""
-    from ambf_collision.geometry.pairs import PairDistance, WorldShapes
+    from ambf_collision.geometry.pairs import PairDistance
+    from ambf_collision.geometry.world_shapes import WorldShapes
 
     shapes, pairs = load_request(path)
     world = WorldShapes.from_shapes(shapes)

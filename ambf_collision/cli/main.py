@@ -15,7 +15,7 @@ import sys
 
 from ambf_collision.cli import distance as cli_distance
 from ambf_collision.cli import model as cli_model
-from ambf_collision.probes.probe_set import ProbeCheckExtension
+from ambf_collision.probes import ProbeCheckExtension
 
 # `check --probes PROBES.yaml`: tactile probes extend the check report (registered once).
 cli_model.register_check_extension(ProbeCheckExtension())

@@ -20,11 +20,10 @@ import argparse
 import json
 import math
 import sys
-import warnings
 
 from ambf_collision.model.adf import AdfError
 from ambf_collision.model.filtering import Overrides
-from ambf_collision.probes.probe_set import ProbeError
+from ambf_collision.probes import ProbeError
 from ambf_collision.geometry.shapes import ShapeError
 
 __all__ = ["register", "register_check_extension", "check_report", "pairs_report", "build_model"]
@@ -85,19 +84,18 @@ class _InputError(Exception):
 
 
 def build_model(args):
-    """Model from ``args.files`` and the overrides; warnings go to stderr as one line each."""
-    from ambf_collision.model import Model
+    """Model from ``args.files`` and the overrides, loaded as the node loads it
+    (:func:`~ambf_collision.monitor.scene.load_scene`); warnings go to stderr as one line each."""
+    from ambf_collision.monitor.scene import load_scene
 
     try:
-        ov = Overrides.from_strings(args.ignore, args.check)
+        Overrides.from_strings(args.ignore, args.check)  # its error names the option
     except ValueError as e:
         raise _InputError(f"--ignore/--check: {e}") from None
-    with warnings.catch_warnings(record=True) as rec:
-        warnings.simplefilter("always")
-        model = Model.from_files(args.files, overrides=ov)
-    for w in rec:
-        print(f"warning: {w.message}", file=sys.stderr)
-    return model
+    scene = load_scene(args.files, ignore_pairs=args.ignore, check_pairs=args.check)
+    for line in scene.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    return scene.model
 
 
 def _fail(message: str) -> int:
@@ -197,7 +195,7 @@ def _check(args) -> int:
     data = model.create_data()
     unknown = model.set_joint_positions(data, names, values)
     if unknown:
-        amb = [u for u in unknown if u in model.tree.ambiguous]
+        amb = [u for u in unknown if u in model.kinematics.ambiguous]
         hint = f" ({', '.join(amb)}: ambiguous, qualify with the namespace)" if amb else ""
         known = ", ".join(model.joint_plain_names[:8]) + (" ..." if len(model.joint_names) > 8 else "")
         raise _InputError(f"--joint: unknown joint {', '.join(map(repr, unknown))}{hint}; known: {known or 'none'}")

@@ -1,26 +1,48 @@
-"""Solid-vs-solid distances through coal (optional dependency), with coal's contact semantics.
+"""coal (optional) as the test and bench oracle: shapes to coal geometries, coal's signed distance.
+
+The package computes every distance itself (``geometry/gjk.py`` and the pair kernels); nothing in
+it imports this module at run time, and coal is not a runtime dependency. Tests and benchmarks use
+it to compare with coal, with tight tolerances (GJK_TOLERANCE, EPA_TOLERANCE below).
 
 ``solid_pair_distance(s1, s2)`` returns ``(distance, point_1, point_2, normal)``: signed distance in
 metres (negative = penetration depth), witness points on s1 and s2 (world), unit normal from s1 to
-s2 with ``point_2 = point_1 + distance * normal``. Pairs with a ``Plane`` (a half-space) are closed
-form here (support point of the other shape along -normal), not through coal. Two planes raise
-``ValueError``. Shapes are the dataclasses of ``ambf_collision.geometry.shapes`` (dispatched on their ``kind``
+s2, with coal's semantics. A ``ConvexHull`` becomes a ``coal.Convex`` of the package's own qhull
+hull (``geometry/hulls.py``); a ``Plane`` a ``coal.Halfspace``. Two planes raise ``ValueError``.
+Shapes are the dataclasses of ``ambf_collision.geometry.shapes`` (dispatched on their ``kind``
 code); ``coal`` is imported on first use.
+
+coal's EPA does not always converge for curved solids at these tolerances (issue 11): compare
+depths with care (the tests check coal's answer against the support function first).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
+from ambf_collision.geometry.shapes import (
+    BOX,
+    CAPSULE,
+    CONE,
+    CONVEX,
+    CYLINDER,
+    PLANE,
+    SPHERE,
+)
 from ambf_collision.geometry.transforms import quat_to_matrix
 
 #: GJK/EPA tolerances used for every coal query made here (metres).
 GJK_TOLERANCE = 1e-10
 EPA_TOLERANCE = 1e-10
 
-__all__ = ["to_coal", "solid_pair_distance", "coal_distance", "coal_geometry", "distance_request",
-           "GJK_TOLERANCE", "EPA_TOLERANCE"]
+__all__ = [
+    "EPA_TOLERANCE",
+    "GJK_TOLERANCE",
+    "coal_distance",
+    "coal_geometry",
+    "distance_request",
+    "solid_pair_distance",
+    "to_coal",
+]
 
 _coal = None
 
@@ -93,18 +115,24 @@ def to_coal(shape):
     if k == "Cone":
         return coal.Cone(float(shape.radius), float(shape.height)), tf
     if k == "ConvexHull":
-        from ambf_collision.geometry.solids import convex_hull_triangles
-
-        V = np.asarray(shape.vertices, dtype=float)
-        tri, _flat = convex_hull_triangles(V)
-        pts = coal.StdVec_Vec3s()
-        for v in V:
-            pts.append(v)
-        tris = coal.StdVec_Triangle()
-        for i, j, m in tri:
-            tris.append(coal.Triangle(int(i), int(j), int(m)))
-        return coal.Convex(pts, tris), tf
+        return _coal_convex(np.asarray(shape.vertices, dtype=float)), tf
     raise ValueError(f"to_coal: unsupported shape type {k!r}")
+
+
+def _coal_convex(cloud):
+    """coal.Convex of the qhull hull of a point cloud (M,3) (HullSet: the package's own hull; a
+    flat cloud gives its two-sided polygon, a segment or point its vertices without triangles)."""
+    from ambf_collision.geometry.hulls import HullSet
+
+    coal = _get_coal()
+    hulls = HullSet.from_clouds([cloud])
+    pts = coal.StdVec_Vec3s()
+    for v in hulls.hull_vertices(0):
+        pts.append(v)
+    tris = coal.StdVec_Triangle()
+    for i, j, m in hulls.hull_triangles(0).tolist():
+        tris.append(coal.Triangle(i, j, m))
+    return coal.Convex(pts, tris)
 
 
 def coal_geometry(kind, half, hull=None):
@@ -169,49 +197,12 @@ def coal_distance(g1, tf1, g2, tf2, req=None, res=None):
     return d, p1, p2, n
 
 
-def _support(shape, v):
-    """World point of a (non-plane) shape farthest along world direction v (deterministic on ties)."""
-    from ambf_collision.geometry.solids import support_point
-
-    k = _kind(shape)
-    if k == "Sphere":
-        return np.asarray(shape.center, dtype=float) + float(shape.radius) * v / np.linalg.norm(v)
-    if k == "Capsule":
-        a = np.asarray(shape.a, dtype=float)
-        b = np.asarray(shape.b, dtype=float)
-        end = b if b @ v > a @ v else a
-        return end + float(shape.radius) * v / np.linalg.norm(v)
-    R, t = _pose(shape)
-    if k == "Box":
-        kind, half, hull = BOX, 0.5 * np.asarray(shape.size, dtype=float), None
-    elif k in ("Cylinder", "Cone"):
-        r, hh = float(shape.radius), 0.5 * float(shape.height)
-        kind, half, hull = (CYLINDER if k == "Cylinder" else CONE), np.array([r, r, hh]), None
-    elif k == "ConvexHull":
-        kind, half, hull = CONVEX, np.zeros(3), [np.asarray(shape.vertices, dtype=float)]
-    else:
-        raise ValueError(f"solid_pair_distance: unsupported shape type {k!r}")
-    return support_point(kind, v[None], t[None], R[None], half[None], hull)[0]
-
-
-def _plane_vs(plane, other):
-    """Half-space vs shape, closed form: (d, point on plane side, point on other, normal plane->other)."""
-    n = np.asarray(plane.normal, dtype=float)
-    x = _support(other, -n)
-    d = float(n @ x - float(plane.offset))
-    return d, x - d * n, x, n.copy()
-
-
 def solid_pair_distance(s1, s2):
-    """Two shapes (world coordinates) -> ``(distance, point_1, point_2, normal)``, coal semantics."""
-    k1, k2 = _kind(s1), _kind(s2)
-    if k1 == "Plane" and k2 == "Plane":
+    """Two shapes (world coordinates) -> ``(distance, point_1, point_2, normal)`` computed by coal
+    (half-spaces included: coal's half-space pairs are closed form). Two planes raise
+    ``ValueError``."""
+    if _kind(s1) == "Plane" and _kind(s2) == "Plane":
         raise ValueError("solid_pair_distance: two planes (half-spaces) have no finite distance")
-    if k1 == "Plane":
-        return _plane_vs(s1, s2)
-    if k2 == "Plane":
-        d, pp, px, n = _plane_vs(s2, s1)
-        return d, px, pp, -n
     g1, tf1 = to_coal(s1)
     g2, tf2 = to_coal(s2)
     return coal_distance(g1, tf1, g2, tf2)

@@ -52,7 +52,7 @@ from ambf_collision.model.couplings import compile_couplings, couplings_from
 from ambf_collision.model.names import NameLookupError
 from ambf_collision.model.spanning_tree import spanning_tree
 
-__all__ = ["Kinematics"]
+__all__ = ["Kinematics", "KinematicsState"]
 
 _RELATION_TYPES = (REVOLUTE, PRISMATIC, FIXED)  # joints whose relation poses the child
 _MOTION = {REVOLUTE: kk.MOTION_REVOLUTE, PRISMATIC: kk.MOTION_PRISMATIC}
@@ -75,7 +75,8 @@ class Kinematics:
     (movable, in the tree and not coupled: the positions a joint state must give),
     ``joint_file``. Per body ``(B,)``: ``tree_parent_joint`` (-1 for roots),
     ``tree_parent_body``, ``tree_reversed``, ``body_file``; ``body_order``, ``roots``,
-    ``closure_joints (K,)``. ``constants``: the :class:`KinematicsConstants` the kernels read.
+    ``closure_joints (K,)``. The compiled tables the kernels read (read-only):
+    ``joint_table``, ``body_table``, ``coupling_table`` (``kinematics_kernels`` dtypes).
     """
 
     def __init__(self, world: AdfWorld, couplings=None):
@@ -121,20 +122,26 @@ class Kinematics:
             else:  # hold the relative pose of the two ADF locations
                 rest_R[k] = p.R.T @ c.R
                 rest_t[k] = p.R.T @ (c.t - p.t)
-        self.constants = kk.KinematicsConstants(
-            body_order=self.body_order, tree_joint=self.tree_parent_joint,
-            tree_parent=self.tree_parent_body, tree_reversed=self.tree_reversed,
-            body_file=self.body_file,
-            location_R=np.array([b.R for b in bodies], dtype=np.float64).reshape(B, 3, 3),
-            location_t=np.array([b.t for b in bodies], dtype=np.float64).reshape(B, 3),
-            joint_motion=np.array([_MOTION.get(j.type, kk.MOTION_FIXED) for j in joints], dtype=np.int64).reshape(J),
-            joint_constraint=np.array([_CONSTRAINT[j.type] for j in joints], dtype=np.int64).reshape(J),
-            joint_parent=parent, joint_child=child, axis=axis, parent_pivot=parent_pivot,
-            child_pivot=child_pivot, relation_R=relation_R, rest_R=rest_R, rest_t=rest_t,
-            coupling_joint=compiled.joint, coupling_source=compiled.source,
-            coupling_multiplier=compiled.multiplier, coupling_offset=compiled.offset,
-            closure_joints=self.closure_joints,
-        )
+        self.joint_table = np.zeros(J, kk.JOINT_DTYPE)
+        jt = self.joint_table
+        jt["motion"] = [_MOTION.get(j.type, kk.MOTION_FIXED) for j in joints]
+        jt["constraint"] = [_CONSTRAINT[j.type] for j in joints]
+        jt["parent"], jt["child"] = parent, child
+        jt["axis"], jt["parent_pivot"], jt["child_pivot"] = axis, parent_pivot, child_pivot
+        jt["relation_R"], jt["rest_R"], jt["rest_t"] = relation_R, rest_R, rest_t
+        self.body_table = np.zeros(B, kk.BODY_DTYPE)
+        bt = self.body_table
+        bt["pose_order"], bt["tree_joint"] = self.body_order, self.tree_parent_joint
+        bt["tree_parent"], bt["tree_reversed"] = self.tree_parent_body, self.tree_reversed
+        bt["file"] = self.body_file
+        bt["location_R"] = np.array([b.R for b in bodies], dtype=np.float64).reshape(B, 3, 3)
+        bt["location_t"] = np.array([b.t for b in bodies], dtype=np.float64).reshape(B, 3)
+        self.coupling_table = np.zeros(len(compiled.joint), kk.COUPLING_DTYPE)
+        ct = self.coupling_table
+        ct["joint"], ct["source"] = compiled.joint, compiled.source
+        ct["multiplier"], ct["offset"] = compiled.multiplier, compiled.offset
+        for table in (jt, bt, ct, self.closure_joints):
+            table.flags.writeable = False
 
     # -- names ----------------------------------------------------------------------------------
 
@@ -161,19 +168,44 @@ class Kinematics:
 
     # -- per cycle ------------------------------------------------------------------------------
 
-    def new_buffers(self, file_R, file_t) -> kk.KinematicsBuffers:
-        """Fresh per-cycle arrays (one set per ``Data``): ``q`` zero, the given per-file root
-        poses ``file_R (F,3,3)``, ``file_t (F,3)`` (copied), outputs zeroed."""
-        B, J, K = self.n_bodies, self.n_joints, len(self.closure_joints)
-        return kk.KinematicsBuffers(
-            q=np.zeros(J), file_R=np.array(file_R, dtype=np.float64).reshape(self.n_files, 3, 3),
-            file_t=np.array(file_t, dtype=np.float64).reshape(self.n_files, 3),
-            body_R=np.zeros((B, 3, 3)), body_t=np.zeros((B, 3)), joint_R=np.zeros((J, 3, 3)),
-            joint_t=np.zeros((J, 3)), joint_axis=np.zeros((J, 3)), joint_origin=np.zeros((J, 3)),
-            closure_residuals=np.zeros((K, 2)),
-        )
+    def tables(self) -> tuple:
+        """The constant tables in the order the compiled kernels take them: joints, bodies,
+        couplings, closure joints."""
+        return self.joint_table, self.body_table, self.coupling_table, self.closure_joints
 
-    def forward(self, buffers: kk.KinematicsBuffers) -> None:
-        """One cycle into ``buffers`` (see :class:`KinematicsBuffers`): couplings applied to
-        ``buffers.q``, body poses, joint transforms, world joint frames, closure residuals."""
-        kk.evaluate_kinematics(*self.constants, *buffers)
+    def new_buffers(self, file_R, file_t) -> "KinematicsState":
+        """Fresh per-cycle tables (one set per ``Data``): ``q`` zero, the given per-file root
+        poses ``file_R (F,3,3)``, ``file_t (F,3)`` (copied), outputs zeroed."""
+        state = KinematicsState(np.zeros(self.n_joints, kk.JOINT_STATE_DTYPE),
+                                np.zeros(self.n_files, kk.POSE_DTYPE),
+                                np.zeros(self.n_bodies, kk.POSE_DTYPE),
+                                np.zeros((len(self.closure_joints), 2)))
+        state.file_R[...] = np.asarray(file_R, dtype=np.float64).reshape(self.n_files, 3, 3)
+        state.file_t[...] = np.asarray(file_t, dtype=np.float64).reshape(self.n_files, 3)
+        return state
+
+    def forward(self, state: "KinematicsState") -> None:
+        """One cycle into ``state``: couplings applied to ``state.q``, body poses, joint
+        transforms, world joint frames, closure residuals."""
+        kk.evaluate_kinematics(*self.tables(), *state.tables())
+
+
+class KinematicsState:
+    """The per-cycle kinematics tables (``joints``: :data:`JOINT_STATE_DTYPE`; ``files`` and
+    ``bodies``: :data:`POSE_DTYPE`; ``closure_residuals (K,2)``), and views of their fields:
+    in: ``q (J,)`` (rad / m), ``velocity (J,)`` (rad/s / m/s), ``file_R (F,3,3)``, ``file_t
+    (F,3)``; out, world frame: ``body_R (B,3,3)``, ``body_t (B,3)``, ``joint_R (J,3,3)``,
+    ``joint_t (J,3)`` (child in parent), ``joint_axis``, ``joint_origin (J,3)``,
+    ``closure_residuals (K,2)`` position (m) and angle (rad) mismatch."""
+
+    def __init__(self, joints, files, bodies, closure_residuals):
+        self.joints, self.files, self.bodies = joints, files, bodies
+        self.closure_residuals = closure_residuals
+        self.q, self.velocity = joints["q"], joints["velocity"]
+        self.joint_R, self.joint_t = joints["R"], joints["t"]
+        self.joint_axis, self.joint_origin = joints["axis"], joints["origin"]
+        self.file_R, self.file_t = files["R"], files["t"]
+        self.body_R, self.body_t = bodies["R"], bodies["t"]
+
+    def tables(self) -> tuple:
+        return self.joints, self.files, self.bodies, self.closure_residuals

@@ -1,9 +1,11 @@
 """Forward kinematics, world joint frames and loop-closure residuals: numba kernels.
 
 Plain scalar loops over the spanning tree (``spanning_tree.py``), compiled once and cached on
-disk. :func:`evaluate_kinematics` is the entry point called from Python (plain arrays only);
-:func:`forward_kinematics` does the same work on the two NamedTuples below and is what another
-njit function (the model's evaluate kernel) calls.
+disk. The compiled kinematics and its per-cycle values are record tables (dtypes below, one
+row per joint, body, coupling or file); :func:`kinematics_constants` and
+:func:`kinematics_buffers` turn them into the two NamedTuples the kernels read.
+:func:`forward_kinematics` is what another njit function (the model's evaluate kernel) calls;
+:func:`evaluate_kinematics` is the entry point called from Python (the tables).
 
 Frames and units: metres, radians; a pose ``(R, t)`` maps ``x_parent = R x_child + t``. Joint
 ``k`` joins body ``joint_parent[k]`` to body ``joint_child[k]``; its transform at position ``q``
@@ -27,7 +29,9 @@ from numba import njit
 
 __all__ = ["MOTION_FIXED", "MOTION_REVOLUTE", "MOTION_PRISMATIC", "CONSTRAINT_NONE",
            "CONSTRAINT_POINT", "CONSTRAINT_HINGE", "CONSTRAINT_SLIDER", "CONSTRAINT_WELD",
-           "KinematicsConstants", "KinematicsBuffers", "forward_kinematics", "evaluate_kinematics"]
+           "JOINT_DTYPE", "BODY_DTYPE", "COUPLING_DTYPE", "JOINT_STATE_DTYPE", "POSE_DTYPE",
+           "KinematicsConstants", "KinematicsBuffers", "kinematics_constants",
+           "kinematics_buffers", "forward_kinematics", "evaluate_kinematics"]
 
 # How a tree joint moves its child (joint_motion).
 MOTION_FIXED = 0  # the rest transform (fixed joints, and joints that hold their ADF pose)
@@ -40,6 +44,56 @@ CONSTRAINT_POINT = 1  # p2p, cone twist: the two pivots coincide
 CONSTRAINT_HINGE = 2  # revolute, torsion spring: pivots coincide, axes aligned
 CONSTRAINT_SLIDER = 3  # prismatic, linear spring: child pivot on the axis line, rotation locked
 CONSTRAINT_WELD = 4  # fixed: pivots coincide, rotation locked
+
+
+_F3 = (np.float64, (3,))
+_F33 = (np.float64, (3, 3))
+
+JOINT_DTYPE = np.dtype([
+    ("motion", np.int64),         # MOTION_* code: how a tree joint moves its child
+    ("constraint", np.int64),     # CONSTRAINT_* code: what a closure joint constrains
+    ("parent", np.int64),         # parent body index
+    ("child", np.int64),          # child body index
+    ("axis", *_F3),               # unit joint axis, parent body frame
+    ("parent_pivot", *_F3),       # m, scaled pivot in the parent body frame
+    ("child_pivot", *_F3),        # m, scaled pivot in the child body frame
+    ("relation_R", *_F33),        # Rot(a, offset) R(b->a): the relation's constant rotation
+    ("rest_R", *_F33),            # joint transform (child in parent) at q = 0: rotation
+    ("rest_t", *_F3),             # ... and translation (m)
+], align=True)
+"""The compiled kinematics, one row per joint (constant)."""
+
+BODY_DTYPE = np.dtype([
+    ("pose_order", np.int64),     # row n: the n-th body to pose (each after its tree parent)
+    ("tree_joint", np.int64),     # the tree joint that poses the body; -1 for roots
+    ("tree_parent", np.int64),    # the body it is posed from; -1 for roots
+    ("tree_reversed", np.bool_),  # True: the body is its tree joint's parent (inverse relation)
+    ("file", np.int64),           # index of the ADF file it comes from
+    ("location_R", *_F33),        # ADF location in its file's frame (a root's pose): rotation
+    ("location_t", *_F3),         # ... and position (m)
+], align=True)
+"""The compiled kinematics, one row per body (constant)."""
+
+COUPLING_DTYPE = np.dtype([
+    ("joint", np.int64),          # the coupled joint: q[joint] = multiplier * q[source] + offset
+    ("source", np.int64),         # the joint it follows
+    ("multiplier", np.float64),   # source units per joint unit
+    ("offset", np.float64),       # rad or m (the coupled joint's unit)
+], align=True)
+"""One coupling per row, in application order (a chain's source first; constant)."""
+
+JOINT_STATE_DTYPE = np.dtype([
+    ("q", np.float64),            # rad / m: position (coupled joints: written by the coupling)
+    ("velocity", np.float64),     # rad/s / m/s (coupled joints: unused, their rate follows the source)
+    ("R", *_F33),                 # joint transform (child frame in parent frame): rotation
+    ("t", *_F3),                  # ... and translation (m)
+    ("axis", *_F3),               # unit axis, world (fixed on the parent body)
+    ("origin", *_F3),             # m, pivot, world (fixed on the parent body)
+], align=True)
+"""Per joint, per cycle (Data)."""
+
+POSE_DTYPE = np.dtype([("R", *_F33), ("t", *_F3)], align=True)
+"""A pose ``x_world = R x_local + t`` (m): per body and per file root, per cycle (Data)."""
 
 
 class KinematicsConstants(NamedTuple):
@@ -98,6 +152,27 @@ class KinematicsBuffers(NamedTuple):
     joint_axis: np.ndarray
     joint_origin: np.ndarray
     closure_residuals: np.ndarray
+
+
+@njit(cache=True, inline="always")
+def kinematics_constants(joints, bodies, couplings, closure_joints):
+    """:class:`KinematicsConstants` of the constant tables (:data:`JOINT_DTYPE`,
+    :data:`BODY_DTYPE`, :data:`COUPLING_DTYPE`) and ``closure_joints (K,) int64``."""
+    return KinematicsConstants(
+        bodies.pose_order, bodies.tree_joint, bodies.tree_parent, bodies.tree_reversed,
+        bodies.file, bodies.location_R, bodies.location_t, joints.motion, joints.constraint,
+        joints.parent, joints.child, joints.axis, joints.parent_pivot, joints.child_pivot,
+        joints.relation_R, joints.rest_R, joints.rest_t, couplings.joint, couplings.source,
+        couplings.multiplier, couplings.offset, closure_joints)
+
+
+@njit(cache=True, inline="always")
+def kinematics_buffers(joint_state, files, bodies, closure_residuals):
+    """:class:`KinematicsBuffers` of the per-cycle tables (:data:`JOINT_STATE_DTYPE`,
+    :data:`POSE_DTYPE` per file and per body) and ``closure_residuals (K,2)``."""
+    return KinematicsBuffers(joint_state.q, files.R, files.t, bodies.R, bodies.t, joint_state.R,
+                             joint_state.t, joint_state.axis, joint_state.origin,
+                             closure_residuals)
 
 
 # The kernels take the arrays out of the NamedTuples once, at the top, and index them with
@@ -259,19 +334,9 @@ def forward_kinematics(K, D):
 
 
 @njit(cache=True)
-def evaluate_kinematics(body_order, tree_joint, tree_parent, tree_reversed, body_file, location_R,
-                        location_t, joint_motion, joint_constraint, joint_parent, joint_child, axis,
-                        parent_pivot, child_pivot, relation_R, rest_R, rest_t, coupling_joint,
-                        coupling_source, coupling_multiplier, coupling_offset, closure_joints,
-                        q, file_R, file_t, body_R, body_t, joint_R, joint_t, joint_axis,
-                        joint_origin, closure_residuals_out):
-    """:func:`forward_kinematics` from plain arrays (the fields of the two NamedTuples, in
-    order): the entry point called from Python."""
-    K = KinematicsConstants(body_order, tree_joint, tree_parent, tree_reversed, body_file,
-                            location_R, location_t, joint_motion, joint_constraint, joint_parent,
-                            joint_child, axis, parent_pivot, child_pivot, relation_R, rest_R,
-                            rest_t, coupling_joint, coupling_source, coupling_multiplier,
-                            coupling_offset, closure_joints)
-    D = KinematicsBuffers(q, file_R, file_t, body_R, body_t, joint_R, joint_t, joint_axis,
-                          joint_origin, closure_residuals_out)
-    forward_kinematics(K, D)
+def evaluate_kinematics(joints, bodies, couplings, closure_joints, joint_state, files, poses,
+                        closure_residuals_out):
+    """:func:`forward_kinematics` on the tables (see :func:`kinematics_constants` and
+    :func:`kinematics_buffers`): the entry point called from Python."""
+    forward_kinematics(kinematics_constants(joints, bodies, couplings, closure_joints),
+                       kinematics_buffers(joint_state, files, poses, closure_residuals_out))

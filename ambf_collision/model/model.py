@@ -22,24 +22,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Optional
 
 import numpy as np
 
-from ambf_collision.geometry.pairs import LinkShapes, PairDistance, WorldShapes
+from ambf_collision.geometry.pairs import PAIR_RESULT_DTYPE, PairDistance
 from ambf_collision.geometry.shapes import KIND_NAMES
 from ambf_collision.geometry.tolerances import LOOP_OPEN_ANGLE, LOOP_OPEN_POSITION
 from ambf_collision.geometry.transforms import matrix_to_quat
+from ambf_collision.geometry.world_shapes import LinkShapes, WorldShapes, hull_arrays
 from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
 from ambf_collision.model.filtering import Overrides, filter_pairs
-from ambf_collision.model.kinematics import Kinematics
+from ambf_collision.model.evaluate_kernel import DATA_TABLES, MODEL_TABLES, evaluate_model
+from ambf_collision.model.jacobians import CONTACT_DTYPE
+from ambf_collision.model.kinematics import Kinematics, KinematicsState
+from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
+from ambf_collision.model.table_buffer import pack
 
 __all__ = ["Model", "Data", "EvaluationResult", "ModelContact", "ShapeInfo"]
-
-_NO_CONTACTS = np.zeros(0, dtype=np.intp)  # contact_index of a cycle without contacts (shared)
-_NO_CONTACTS.flags.writeable = False
-
 
 @dataclass(frozen=True)
 class ShapeInfo:
@@ -65,6 +65,10 @@ class ModelContact:
     point_2: np.ndarray
     position: np.ndarray
     normal: np.ndarray
+    jacobian: Optional[np.ndarray] = None  # (J,) m/rad or m/m, Model.joint_names order
+    distance_rate: float = 0.0  # m/s: jacobian . joint velocities (0 when none were set)
+    point_1_local: Optional[np.ndarray] = None  # (3,) m: point_1 in body_1's frame
+    point_2_local: Optional[np.ndarray] = None  # (3,) m: point_2 in body_2's frame
 
     def to_json(self) -> dict:
         return {
@@ -79,53 +83,55 @@ class ModelContact:
 
 
 class Data:
-    """Every buffer one evaluation of a :class:`Model` writes (reused by every ``evaluate``).
+    """Every buffer one evaluation of a :class:`Model` writes (reused by every ``evaluate``),
+    as record tables in one buffer (``buffer``; ``tables``: name -> table, see
+    ``evaluate_kernel.DATA_TABLES``), with views of their fields:
 
-    Kinematics (``kinematics``: the :class:`KinematicsBuffers` the kernel reads and writes; its
-    arrays are also attributes): ``q (J,)`` joint positions (rad / m; coupled joints are
-    overwritten by their coupling at each evaluation); ``file_R (F,3,3)``, ``file_t (F,3)``
-    per-file root poses; ``body_R (B,3,3)``, ``body_t (B,3)`` body poses in world; ``joint_R
-    (J,3,3)``, ``joint_t (J,3)`` joint transforms (child in parent); ``joint_axis``,
-    ``joint_origin (J,3)`` every joint's unit axis and pivot in world; ``closure_residuals
-    (K,2)`` position (m) and angle (rad) mismatch per closure joint.
+    Kinematics (``kinematics``: the :class:`KinematicsState`): ``q (J,)`` joint positions
+    (rad / m; coupled joints are overwritten by their coupling at each evaluation), ``velocity
+    (J,)``; ``file_R (F,3,3)``, ``file_t (F,3)`` per-file root poses; ``body_R (B,3,3)``,
+    ``body_t (B,3)`` body poses in world; ``joint_R (J,3,3)``, ``joint_t (J,3)`` joint
+    transforms (child in parent); ``joint_axis``, ``joint_origin (J,3)`` every joint's unit axis
+    and pivot in world; ``closure_residuals (K,2)`` position (m) and angle (rad) mismatch per
+    closure joint.
 
     Shapes and pairs: ``world`` (all shapes in world, this Data's own :class:`WorldShapes`);
-    ``distance (P,)``, ``point_1``, ``point_2``, ``normal``, ``position`` (P,3) of the checked
-    shape pairs (``point_1`` and ``point_2`` are the halves of ``points (2P,3)``); ``exact
-    (P,)`` bool: False where ``evaluate(near_only=True)`` kept only a lower bound. ``vectors
-    (4P,3)``: point_1, point_2, position and normal are its four quarters (one ``take`` gathers
-    the four rows of any pairs).
+    ``results`` (the pairs' table) and its fields ``distance (P,)``, ``point_1``, ``point_2``,
+    ``normal``, ``position`` (P,3); ``exact (P,)`` bool: False where
+    ``evaluate(near_only=True)`` kept only a lower bound; ``contact_index (P,)``: its first
+    entries are the last evaluation's contacts; per contact r (closest first): ``jacobians
+    (P,J)`` row r, the distance Jacobian (m/rad or m/m, ``jacobians.py``), ``contacts`` row r
+    (``distance_rate`` m/s, ``point_1_local``, ``point_2_local`` m, body frames).
+    ``velocity_given``: True once :meth:`Model.set_joint_velocities` was called.
     """
 
     def __init__(self, model: "Model"):
-        P = len(model.pairs)
-        poses = model.world.file_poses
-        self.kinematics = k = model.kinematics.new_buffers([p[0] for p in poses], [p[1] for p in poses])
-        self.q, self.file_R, self.file_t = k.q, k.file_R, k.file_t
+        P, J, N = len(model.pairs), len(model.joint_names), len(model.shapes)
+        K = len(model.closure_joint_names)
+        files = np.zeros(len(model.world.files), POSE_DTYPE)
+        for f, (R, t) in enumerate(model.world.file_poses):
+            files[f] = (R, t)
+        self.buffer, views = pack([
+            np.zeros(J, JOINT_STATE_DTYPE), files, np.zeros(len(model.body_names), POSE_DTYPE),
+            np.zeros((K, 2)), model.link_shapes.local.table, np.zeros(P, PAIR_RESULT_DTYPE),
+            np.zeros(P, np.int64), np.zeros(P, CONTACT_DTYPE), np.zeros(P * J)])
+        self.tables = dict(zip(DATA_TABLES, views))
+        joints, files, bodies, residuals, world, results, contact_index, contacts, jac = views
+        self.kinematics = k = KinematicsState(joints, files, bodies, residuals)
+        self.q, self.velocity, self.file_R, self.file_t = k.q, k.velocity, k.file_R, k.file_t
         self.body_R, self.body_t, self.joint_R, self.joint_t = k.body_R, k.body_t, k.joint_R, k.joint_t
         self.joint_axis, self.joint_origin = k.joint_axis, k.joint_origin
-        self.closure_residuals = k.closure_residuals
-        self.world = _new_world(model.link_shapes)
-        self.distance = np.full(P, np.inf)
-        self.exact = np.ones(P, dtype=bool)
-        self.vectors = np.zeros((4 * P, 3))  # point_1, point_2, position, normal: its quarters
-        self.points = self.vectors[:2 * P]  # point_1 and point_2 are its two halves (one copy)
-        self.point_1 = self.vectors[:P]
-        self.point_2 = self.vectors[P:2 * P]
-        self.position = self.vectors[2 * P:3 * P]
-        self.normal = self.vectors[3 * P:]
+        self.closure_residuals = residuals
+        self.world = WorldShapes(N, model.hulls, world)
+        self.results = results
+        self.distance, self.exact = results["distance"], results["exact"]
+        self.point_1, self.point_2 = results["point_1"], results["point_2"]
+        self.normal, self.position = results["normal"], results["position"]
+        self.distance[...] = np.inf
+        self.contact_index = contact_index
+        self.contacts, self.jacobians = contacts, jac.reshape(P, J)
+        self.velocity_given = False  # set_joint_velocities was called
         self.name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
-
-
-def _new_world(link_shapes) -> WorldShapes:
-    """A :class:`WorldShapes` of its own for one Data, with the constant fields set."""
-    local = link_shapes.local
-    w = WorldShapes(len(local))
-    w.kind[:] = local.kind
-    w.radius[:] = local.radius
-    w.half[:] = local.half
-    w.hull = list(local.hull)
-    return w
 
 
 class EvaluationResult:
@@ -137,35 +143,52 @@ class EvaluationResult:
     the report distance, closest first), ``contacts`` (list of :class:`ModelContact`, same
     order), ``body_R (B,3,3)``, ``body_t (B,3)``, ``world`` (all shapes in world, the
     Data's ``WorldShapes``), ``closure_residuals (K,2)`` position (m) and angle (rad) mismatch
-    of each closure joint (``model.closure_joint_names``).
+    of each closure joint (``model.closure_joint_names``). Per contact (same order):
+    ``jacobians (n,J)`` distance Jacobians (m/rad or m/m, columns ``model.joint_names``; coupled
+    joints folded into their source, ``jacobians.py``), ``distance_rates (n,)`` m/s (J q_dot;
+    0 when no velocities were set: ``rates_valid`` False), ``point_1_local``, ``point_2_local``
+    (n,3) the witnesses in their bodies' frames (m).
     """
 
-    def __init__(self, model: "Model", data: Data, contact_index: np.ndarray,
-                 closest: Optional[int] = None, min_distance: Optional[float] = None):
+    def __init__(self, model: "Model", data: Data, n_contacts: int, closest: int,
+                 min_distance: float):
         self._model, self._data = model, data
         self.pairs_checked = len(model.pairs)
         self.distances = data.distance
         self.body_R, self.body_t = data.body_R, data.body_t
         self.closure_residuals = data.closure_residuals
         self.world = data.world
-        self.contact_index = contact_index
-        if not self.pairs_checked:
-            self.closest, self.min_distance = -1, math.inf
-        elif min_distance is None:
-            k = int(data.distance.argmin()) if closest is None else closest
-            self.closest, self.min_distance = k, float(data.distance[k])
-        else:  # both given by evaluate
-            self.closest, self.min_distance = closest, min_distance
+        self.contact_index = data.contact_index[:n_contacts]
+        self.rates_valid = data.velocity_given
+        self.closest, self.min_distance = closest, min_distance
         self._contacts = None
         self._vectors = None
+
+    # views made on demand (each costs about as much as the rest of this object)
+    @property
+    def jacobians(self) -> np.ndarray:
+        return self._data.jacobians[:len(self.contact_index)]
+
+    @property
+    def distance_rates(self) -> np.ndarray:
+        return self._data.contacts["distance_rate"][:len(self.contact_index)]
+
+    @property
+    def point_1_local(self) -> np.ndarray:
+        return self._data.contacts["point_1_local"][:len(self.contact_index)]
+
+    @property
+    def point_2_local(self) -> np.ndarray:
+        return self._data.contacts["point_2_local"][:len(self.contact_index)]
 
     @property
     def contact_vectors(self) -> np.ndarray:
         """``(n,4,3)``: point_1, point_2, position, normal of the reported contacts (m, world),
-        closest first; one gather, made once per result (the contacts hold views of its rows)."""
-        if self._vectors is None:  # take: ~3x cheaper than fancy indexing by (n,4) indices
-            rows = self._model.pair_vector_rows.take(self.contact_index, axis=0)  # (n,4)
-            self._vectors = self._data.vectors.take(rows, axis=0)
+        closest first; made once per result (the contacts hold views of its rows)."""
+        if self._vectors is None:
+            rows = self._data.results[self.contact_index]
+            self._vectors = np.stack([rows["point_1"], rows["point_2"], rows["position"],
+                                      rows["normal"]], axis=1)
         return self._vectors
 
     @property
@@ -175,9 +198,12 @@ class EvaluationResult:
             vec = self.contact_vectors  # each contact holds views of its own rows
             who = self._model.pair_contact_info
             out = []
+            jac, rates = self.jacobians, self.distance_rates.tolist()
+            local_1, local_2 = self.point_1_local, self.point_2_local
             for r, (k, dist) in enumerate(zip(idx.tolist(), self._data.distance[idx].tolist())):
                 v = vec[r]
-                out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3]))
+                out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3], jac[r], rates[r],
+                                        local_1[r], local_2[r]))
             self._contacts = out
         return self._contacts
 
@@ -189,14 +215,12 @@ class EvaluationResult:
                 if p > LOOP_OPEN_POSITION or a > LOOP_OPEN_ANGLE]
 
     def contacts_finite(self) -> bool:
-        """True when every reported contact (distance, points, position, normal) is finite:
-        one vectorised check over the reported rows."""
-        idx, d = self.contact_index, self._data
-        if not idx.size:
+        """True when every reported contact (distance, points, position, normal) is finite."""
+        if not len(self.contact_index):
             return True
-        return bool(np.isfinite(d.distance[idx]).all() and np.isfinite(d.point_1[idx]).all()
-                    and np.isfinite(d.point_2[idx]).all() and np.isfinite(d.position[idx]).all()
-                    and np.isfinite(d.normal[idx]).all())
+        rows = self._data.results[self.contact_index]
+        return all(bool(np.isfinite(rows[f]).all())
+                   for f in ("distance", "point_1", "point_2", "position", "normal"))
 
     def body_poses(self) -> dict:
         """``{qualified body name: (position (3,), quaternion [x,y,z,w])}`` in world."""
@@ -250,14 +274,18 @@ class Model:
         self.pairs = np.concatenate(pairs).astype(np.intp) if pairs else np.zeros((0, 2), np.intp)
         self.pair_bodies = np.concatenate(pair_bodies).astype(np.intp) if pairs else np.zeros((0, 2), np.intp)
         self.pair_shapes = [tuple(p) for p in self.pairs.tolist()]  # Python ints, per pair
-        # per pair: (body_1, body_2, shape_1, shape_2) of its ModelContact, and the rows of its
-        # point_1, point_2, position, normal in Data.vectors
+        # per pair: (body_1, body_2, shape_1, shape_2) of its ModelContact
         self.pair_contact_info = [(info[a].body, info[b].body, info[a].index, info[b].index)
                                   for a, b in self.pair_shapes]
-        P = len(self.pairs)
-        self.pair_vector_rows = np.arange(P, dtype=np.intp)[:, None] + P * np.arange(4)
         self.link_shapes = LinkShapes(shapes, self.shape_body)  # may be empty
+        self.hulls = self.link_shapes.hulls
         self.pair_distance = PairDistance(self.link_shapes, self.pairs)
+        self.buffer, views = pack(self.kinematics.tables() + (
+            self.link_shapes.local.table, self.link_shapes.frame_index,
+            self.pair_distance.bound_table, self.pair_distance.pair_table)
+            + tuple(hull_arrays(self.hulls))
+            + (np.ascontiguousarray(self.pair_bodies, dtype=np.int64).reshape(-1),), writeable=False)
+        self.tables = dict(zip(MODEL_TABLES, views))
         self._groups = {}
         for b in world.bodies:
             self._groups[b.name] = b.groups
@@ -278,15 +306,6 @@ class Model:
     def from_world(cls, world: AdfWorld, overrides: Optional[Overrides] = None,
                    couplings=None) -> "Model":
         return cls(world, overrides, couplings)
-
-    @property
-    def tree(self):
-        """Transitional, until ``probes/probe_set.py``, ``cli/model.py`` and
-        ``monitor/monitor.py`` read ``model.kinematics``: the attributes they read from the
-        former ``KinematicTree`` (``n_bodies``, ``parent_joint``, ``movable``, ``ambiguous``)."""
-        k = self.kinematics
-        return SimpleNamespace(n_bodies=k.n_bodies, parent_joint=k.tree_parent_joint,
-                               movable=k.movable, ambiguous=k.ambiguous)
 
     def create_data(self) -> Data:
         return Data(self)
@@ -310,15 +329,27 @@ class Model:
         Returns the names not known (not raised). Joints not named keep their last value; a
         coupled joint's position is overwritten by its coupling at the next ``evaluate``.
         Raises ValueError for non-finite positions or a length mismatch."""
+        return self._set_joint_values(data, data.q, names, positions, "position")
+
+    def set_joint_velocities(self, data: Data, names, velocities) -> list:
+        """Set joint velocities (rad/s / m/s) by joint name, as :meth:`set_joint_positions`:
+        the contacts' ``distance_rate`` is then J q_dot (a coupled joint's velocity is not
+        used: its rate follows its source's). Returns the names not known."""
+        unknown = self._set_joint_values(data, data.velocity, names, velocities, "velocity")
+        data.velocity_given = True
+        return unknown
+
+    def _set_joint_values(self, data: Data, target, names, positions, what: str) -> list:
         positions = np.asarray(positions, dtype=float)
         if positions.ndim != 1:
             positions = positions.reshape(-1)
         names = tuple(names)
         if len(names) != positions.size:
-            raise ValueError(f"{len(names)} joint names but {positions.size} positions")
+            raise ValueError(f"{len(names)} joint names but {positions.size} "
+                             f"{'positions' if what == 'position' else 'velocities'}")
         if not all(map(math.isfinite, positions.tolist())):  # a few joints: faster than NumPy
             i = int(np.argmin(np.isfinite(positions)))
-            raise ValueError(f"joint {names[i]!r}: position must be finite, got {positions[i]}")
+            raise ValueError(f"joint {names[i]!r}: {what} must be finite, got {positions[i]}")
         cache = data.name_cache
         try:
             entry = cache.get(names)
@@ -336,9 +367,9 @@ class Model:
                 pass
         idx, keep, unknown, full = entry
         if full:  # every joint, in model order (the monitor's case)
-            data.q[...] = positions
+            target[...] = positions
         else:
-            data.q[idx] = positions[keep]
+            target[idx] = positions[keep]
         return list(unknown)
 
     def set_root_poses(self, data: Data, root_poses) -> None:
@@ -361,7 +392,7 @@ class Model:
     def evaluate(self, data: Data, root_poses=None, report_distance: float = 0.05,
                  near_only: bool = False) -> EvaluationResult:
         """Pose all bodies, compute all checked pairs' signed distances, report contacts below
-        ``report_distance`` (m), closest first.
+        ``report_distance`` (m), closest first: one compiled call (``evaluate_kernel.py``).
 
         ``near_only=True`` (what the node uses): a pair proven farther than both
         ``report_distance`` and the smallest pair distance keeps a lower bound of its distance
@@ -369,31 +400,13 @@ class Model:
         and ``closest`` are the same as with ``near_only=False``."""
         if root_poses is not None:
             self.set_root_poses(data, root_poses)
-        self.kinematics.forward(data.kinematics)
-        world = data.world
-        world.flat[...] = self.link_shapes.to_world(data.body_R, data.body_t).flat
-        if len(self.pairs):
-            r = self.pair_distance.compute(world, report_distance if near_only else None)
-            # copies into Data's own buffers (same dtypes; item assignment: less call overhead
-            # than np.copyto)
-            data.exact[...] = r.exact
-            data.distance[...] = r.distance
-            data.points[...] = r.points  # point_1 and point_2
-            data.normal[...] = r.normal
-            data.position[...] = r.position
-            dist = data.distance
-            closest = int(dist.argmin())
-            lowest = dist.item(closest)
-            # Contacts are selected and sorted only when the closest pair is below the report
-            # distance (most cycles have none); a NaN closest value takes the full path too.
-            if lowest >= report_distance:
-                idx = _NO_CONTACTS
-            else:
-                idx = (dist < report_distance).nonzero()[0]
-                if len(idx) > 1:
-                    idx = idx[dist[idx].argsort(kind="stable")]
-            return EvaluationResult(self, data, idx, closest, lowest)
-        return EvaluationResult(self, data, _NO_CONTACTS)
+        report_distance = float(report_distance)
+        if math.isnan(report_distance):
+            raise ValueError("report_distance must be a number (m), got nan")
+        n, closest, lowest = evaluate_model(self.buffer, data.buffer,
+                                            report_distance if near_only else math.inf,
+                                            report_distance)
+        return EvaluationResult(self, data, n, closest, lowest)
 
 
 # Re-exported for callers that catch loader errors through the model module.

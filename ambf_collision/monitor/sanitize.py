@@ -17,7 +17,7 @@ __all__ = ["CONTACT_VECTORS", "PROBE_FIELDS", "finite_contacts", "finite_min_dis
 
 CONTACT_VECTORS = ("point_1", "point_2", "position", "normal")
 PROBE_FIELDS = ("depth", "area", "force", "force_body", "contact_normal", "position", "normal")
-PATCH_FIELDS = ("patch_force", "patch_area")
+PATCH_FIELDS = ("patch_force", "patch_area", "patch_force_body", "patch_torque_body")
 
 
 def _contact_vectors(contacts):

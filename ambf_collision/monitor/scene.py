@@ -21,6 +21,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ambf_collision.probes import load_probe_file, probe_evaluator
+
 __all__ = ["EmptyModel", "Scene", "load_scene", "probe_evaluator"]
 
 
@@ -47,7 +49,8 @@ class EmptyModel:
 @dataclass
 class Scene:
     """What the files compile into. ``adf_paths`` / ``probe_paths``: the resolved paths;
-    ``model``; ``probe_set`` (None without probes); ``probes``: ``probes(model, data, result)
+    ``model``; ``probe_set``: the compiled :class:`~ambf_collision.probes.ProbeModel` (None
+    without probes); ``probes``: ``probes(model, data, result)
     -> probe result`` for :class:`~ambf_collision.monitor.monitor.CollisionMonitor` (None
     without probes); ``warnings``: one line per loading warning."""
 
@@ -134,8 +137,6 @@ def _load_probes(model, probe_paths):
     """``(probe_set, probes callable)``, or ``(None, None)`` without probes."""
     if not probe_paths:
         return None, None
-    from ambf_collision.probes.probe_set import load_probe_file
-
     specs = []
     for p in probe_paths:
         specs += load_probe_file(p, model.body_names)
@@ -143,18 +144,3 @@ def _load_probes(model, probe_paths):
         return None, None
     probes, probe_set = probe_evaluator(model, specs)
     return probe_set, probes
-
-
-def probe_evaluator(model, specs):
-    """``(probes, probe_set)`` for probe specs (``probes.load_probe_file``) on a model:
-    ``probes(model, data, result)`` evaluates the compiled probe set on the body poses and world
-    shapes of the evaluation ``result`` (nothing is transformed twice)."""
-    from ambf_collision.probes.probe_set import ProbeSet, rigid_roots
-
-    probe_set = ProbeSet.from_shapes(specs, model.body_names, model.shapes, model.shape_body,
-                                     groups_of=model.groups_of, rigid_root=rigid_roots(model))
-
-    def probes(model_, data, result):
-        return probe_set.evaluate(result.body_R, result.body_t, result.world)
-
-    return probes, probe_set

@@ -147,8 +147,8 @@ class MarkerBuilder:
 
     ``kinds (N,)``: shape kind codes; ``shape_labels (N,)``: body name of each shape (marker
     namespace ``shapes/<label>``); ``pairs (P,2)``: shape indices of the checked pairs (to colour
-    each shape by its smallest pair distance); ``hulls``: local vertex arrays of CONVEX shapes
-    (list of N, None elsewhere); ``cone_size``: (radius, height) per shape for CONE shapes (from
+    each shape by its smallest pair distance); ``hulls``: the outward triangles of CONVEX shapes as
+    points ``(3T,3)`` in the shape's frame (list of N, None elsewhere; from the ``HullSet``); ``cone_size``: (radius, height) per shape for CONE shapes (from
     the world shapes' ``half``). Sizes in metres; colours RGBA in [0, 1].
     """
 
@@ -198,7 +198,7 @@ class MarkerBuilder:
                         else (0.05, 0.1)
                     tris = cone_triangles(r, h)
                 else:
-                    tris = hull_triangles(hulls[k]) if hulls[k] is not None else np.zeros((0, 3))
+                    tris = hulls[k] if hulls[k] is not None else np.zeros((0, 3))
                 m.points = [_pt(p) for p in tris]
                 m.scale.x = m.scale.y = m.scale.z = 1.0
             self.shape_markers.append(m)
@@ -208,8 +208,11 @@ class MarkerBuilder:
 
     @classmethod
     def from_world_shapes(cls, world, shape_labels, pairs=None, **kw) -> "MarkerBuilder":
-        """Layout from a :class:`ambf_collision.batch.WorldShapes` (or LinkShapes' world buffer)."""
-        hulls = list(getattr(world, "hull", [None] * len(world.kind)))
+        """Layout from a :class:`~ambf_collision.geometry.world_shapes.WorldShapes` (hulls drawn
+        with their ``HullSet`` triangles)."""
+        hs = world.hulls
+        hulls = [None if h < 0 else hs.hull_vertices(h)[hs.hull_triangles(h)].reshape(-1, 3)
+                 for h in np.asarray(world.hull_id).tolist()]
         return cls(world.kind, shape_labels, pairs, hulls=hulls,
                    cone_half=np.asarray(world.half), **kw)
 

@@ -181,9 +181,9 @@ class CollisionMonitorNode(Node):
         ps = scene.probe_set
         self.probe_writer = self.probe_serializer = None
         if ps is not None:
-            self.probe_writer = ProbeArrayWriter(self.world_frame, ps.names, ps.result.body,
+            self.probe_writer = ProbeArrayWriter(self.world_frame, ps.names, ps.bodies,
                                                  scene.model.body_names)
-            ser = ProbeArraySerializer(self.world_frame, ps.names, ps.result.body,
+            ser = ProbeArraySerializer(self.world_frame, ps.names, ps.bodies,
                                        scene.model.body_names)
             self.probe_serializer = ser if ser.matches(self.probe_writer) else None
 

@@ -1,4 +1,5 @@
-"""Closed-form sphere/capsule distances against an exact rational reference and hand values."""
+"""Closed-form sphere/capsule distances (the compiled kernel) against an exact rational
+reference and hand values."""
 
 import math
 
@@ -7,8 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import exact_reference as ex
-from ambf_collision.geometry.segments import (COINCIDENT, capsule_distance, fallback_normals,
-                                             segment_closest_points)
+from ambf_collision.geometry.segments import (capsule_distance, closest_parameters, fallback_normal,
+                                             point_segment)
 from ambf_collision.geometry.transforms import quat_to_matrix
 
 TOL = 1e-9
@@ -19,8 +20,11 @@ quat = st.tuples(*[st.floats(-1, 1)] * 4).filter(lambda q: sum(x * x for x in q)
 
 
 def one(a1, b1, r1, a2, b2, r2):
-    d, p1, p2, n, pos = capsule_distance(a1, b1, r1, a2, b2, r2)
-    return float(d[0]), p1[0], p2[0], n[0], pos[0]
+    """The kernel on one pair: d, point_1, point_2, normal, position."""
+    a1, b1, a2, b2 = (tuple(float(v) for v in x) for x in (a1, b1, a2, b2))
+    d, p1, p2, n = capsule_distance(a1, b1, float(r1), a2, b2, float(r2))
+    p1, p2, n = np.array(p1), np.array(p2), np.array(n)
+    return d, p1, p2, n, 0.5 * (p1 + p2)
 
 
 def check_contact(a1, b1, r1, a2, b2, r2):
@@ -159,45 +163,33 @@ def test_exact_touching_and_deep_penetration():
 
 
 def test_fallback_normals_are_documented_cases():
-    n = fallback_normals(np.array([[1.0, 0, 0], [0, 0, 0], [1.0, 0, 0], [0, 0, 0]]),
-                         np.array([[0, 1.0, 0], [0, 0, 2.0], [2.0, 0, 0], [0, 0, 0]]))
-    np.testing.assert_allclose(n[0], [0, 0, 1])         # d1 x d2
-    np.testing.assert_allclose(n[1], [0, -1, 0])        # -unit(d2 x e_x) = -unit(z x x) = -y
-    assert abs(n[2] @ [1, 0, 0]) < 1e-15                # perpendicular to d1
-    np.testing.assert_allclose(n[3], [0, 0, 1])         # +z
-    assert np.all(np.isfinite(n))
+    assert fallback_normal((1.0, 0.0, 0.0), (0.0, 1.0, 0.0)) == (0, 0, 1)   # d1 x d2
+    assert fallback_normal((0.0, 0.0, 0.0), (0.0, 0.0, 2.0)) == (0, -1, 0)  # -unit(d2 x e_x) = -y
+    n = fallback_normal((1.0, 0.0, 0.0), (2.0, 0.0, 0.0))                   # parallel: perpendicular to d1
+    assert abs(n[0]) < 1e-15 and abs(np.linalg.norm(n) - 1) < 1e-15
+    assert fallback_normal((0.0, 0.0, 0.0), (0.0, 0.0, 0.0)) == (0, 0, 1)   # +z
 
 
-def test_segment_closest_points_batch_and_nan_free():
+def test_closest_points_batch_and_nan_free():
     rng = np.random.default_rng(7)
     a1, b1, a2, b2 = (rng.uniform(-1, 1, (500, 3)) for _ in range(4))
     b1[:50] = a1[:50]           # zero-length segments
     b2[40:90] = a2[40:90]
     a2[100:150] = a1[100:150]   # shared endpoints: distance 0
-    s, t, c1, c2 = segment_closest_points(a1, b1, a2, b2)
-    assert np.all((0 <= s) & (s <= 1) & (0 <= t) & (t <= 1))
-    for k in range(0, 500, 7):
+    r1 = rng.uniform(0, 0.1, 500)
+    for k in range(500):
+        s, t = closest_parameters(*(tuple(x[k]) for x in (a1, b1, a2, b2)))
+        assert 0 <= s <= 1 and 0 <= t <= 1
+        c1, c2 = a1[k] + s * (b1[k] - a1[k]), a2[k] + t * (b2[k] - a2[k])
         exact = ex.sqrt_float(ex.segment_segment_sq(a1[k], b1[k], a2[k], b2[k]))
-        assert np.linalg.norm(c2[k] - c1[k]) == pytest.approx(exact, abs=TOL)
-    d, p1, p2, n, pos = capsule_distance(a1, b1, 0.1, a2, b2, 0.0)
-    assert np.all(np.isfinite(n)) and np.allclose(np.linalg.norm(n, axis=1), 1.0)
-    assert COINCIDENT > 0
+        assert np.linalg.norm(c2 - c1) == pytest.approx(exact, abs=TOL)
+        d, p1, p2, n, pos = one(a1[k], b1[k], r1[k], a2[k], b2[k], 0.0)
+        assert np.isfinite([d, *p1, *p2, *n]).all() and abs(np.linalg.norm(n) - 1) < 1e-12
 
 
-def _solve(small, a1, b1, r1, a2, b2, r2):
-    from ambf_collision.geometry.segments import SegmentPairSolver
-    n = len(a1)
-    solver = SegmentPairSolver(n, small=small)
-    solver.load(a1, b1, r1, a2, b2, r2)
-    out = [np.empty(n)] + [np.empty((n, 3)) for _ in range(4)]
-    bad = solver.capsules(out[0], *(o.T for o in out[1:]))
-    return out, bad
-
-
-def test_small_and_large_layouts_are_bitwise_equal_and_exact():
-    """The small-batch layout (duplicated gathers) does the same float operations as the
-    compact one: identical bits, on random, grid-snapped (ties), parallel, collinear, crossing
-    and zero-length inputs, and both match the exact reference."""
+def test_special_inputs_match_exact_reference():
+    """Parallel, collinear, anti-parallel, crossing, grid-snapped (ties), identical and
+    zero-length capsules: the exact rational reference, finite unit normals."""
     rng = np.random.default_rng(13)
     n = 300
     a1, b1, a2, b2 = (rng.uniform(-1, 1, (n, 3)) for _ in range(4))
@@ -214,26 +206,24 @@ def test_small_and_large_layouts_are_bitwise_equal_and_exact():
         np.round(rng.uniform(-2, 2, (4, 40, 3)) * 4) / 4)  # grid points: exact ties
     a2[200:220], b2[200:220] = a1[200:220], b1[200:220]  # identical capsules
     r1, r2 = rng.uniform(0, .2, n), rng.uniform(0, .2, n)
-    small, bad_s = _solve(True, a1, b1, r1, a2, b2, r2)
-    large, bad_l = _solve(False, a1, b1, r1, a2, b2, r2)
-    np.testing.assert_array_equal(bad_s, bad_l)
-    assert bad_s.size >= 20                             # the fallback cases were exercised
-    for x, y in zip(small, large):
-        np.testing.assert_array_equal(x, y)
-    assert np.all(np.isfinite(np.concatenate([small[0], *[o.ravel() for o in small[1:]]])))
-    for k in range(0, n, 3):
+    for k in range(n):
+        d, p1, p2, nrm, _ = one(a1[k], b1[k], r1[k], a2[k], b2[k], r2[k])
+        assert np.isfinite([d, *p1, *p2, *nrm]).all() and abs(np.linalg.norm(nrm) - 1) < 1e-12
+        scale = 1.0 + max(np.abs(x).max() for x in (a1[k], b1[k], a2[k], b2[k]))
         exact = ex.capsule_distance(a1[k], b1[k], r1[k], a2[k], b2[k], r2[k])
-        assert small[0][k] == pytest.approx(exact, abs=TOL)
+        assert d == pytest.approx(exact, abs=4e-16 * scale)
 
 
-def test_gather_rejects_a_packed_array_of_another_size():
-    from ambf_collision.geometry.segments import SegmentPairSolver
-    solver = SegmentPairSolver(2)
-    solver.set_pairs([0, 1], [2, 2], 3)
-    with pytest.raises(ValueError, match="7 values per shape"):
-        solver.gather(np.zeros(7 * 4))
-    with pytest.raises(ValueError, match="out of range"):
-        solver.set_pairs([0, 3], [1, 2], 3)
+def test_point_segment_distance_closest_point_and_normal():
+    """Hand-derived: a point on the segment's axis gets the perpendicular fallback normal; a
+    point beyond an end is measured from that end."""
+    L, C, n = point_segment((0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (0.0, 0.0, 2.0))
+    assert L == 0.0 and C == (0.0, 0.0, 1.0) and n == (0.0, 1.0, 0.0)
+    L, C, n = point_segment((3.0, 0.0, 0.0), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0))
+    assert L == 2.0 and C == (1.0, 0.0, 0.0) and n == (1.0, 0.0, 0.0)
+    L, C, n = point_segment((0.5, 2.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))  # zero length
+    assert L == np.hypot(0.5, 2.0) and C == (0.0, 0.0, 0.0)
+    np.testing.assert_allclose(n, np.array([0.5, 2.0, 0.0]) / L, rtol=0, atol=1e-16)
 
 
 @pytest.mark.parametrize("a1, b1, r1, a2, b2, r2", [
@@ -244,6 +234,6 @@ def test_gather_rejects_a_packed_array_of_another_size():
 def test_near_coincident_closest_points_keep_witnesses_on_the_surfaces(a1, b1, r1, a2, b2, r2):
     a1, b1, a2, b2 = (np.array(v, float) for v in (a1, b1, a2, b2))
     check_contact(a1, b1, r1, a2, b2, r2)
-    d, p1, p2, n, pos = capsule_distance(a1, b1, r1, a2, b2, r2)
+    d, p1, p2, n, pos = one(a1, b1, r1, a2, b2, r2)
     # both closest points are interior: the exact normal is along d1 x d2 (here +-x)
-    assert abs(abs(n[0, 0]) - 1.0) < 1e-15
+    assert abs(abs(n[0]) - 1.0) < 1e-15

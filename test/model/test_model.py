@@ -341,8 +341,8 @@ def test_contact_vectors_rows_and_contact_views(tmp_path):
     for c, row in zip(r.contacts, r.contact_vectors):
         for i, v in enumerate((c.point_1, c.point_2, c.position, c.normal)):
             assert np.shares_memory(v, r.contact_vectors) and np.array_equal(v, row[i])
-    assert not np.shares_memory(r.contact_vectors, d.vectors)
-    d.vectors[:] = np.nan
+    assert not np.shares_memory(r.contact_vectors, d.buffer)
+    d.results["point_1"] = np.nan
     m.evaluate(d, report_distance=1.5)
     assert np.array_equal(r.contact_vectors, expect)
 
@@ -365,14 +365,14 @@ def test_two_data_of_one_model_keep_their_own_results():
     for key, q in (("1", q1), ("2", q2)):
         m.set_joint_positions(alone, JOINT_NAMES, q)
         r = m.evaluate(alone, report_distance=0.5)
-        expected[key] = (r.body_t.copy(), r.world.flat.copy(), r.distances.copy(),
+        expected[key] = (r.body_t.copy(), r.world.table.copy(), r.distances.copy(),
                          [c.to_json() for c in r.contacts])
     for _ in range(3):
         r1 = m.evaluate(d1, report_distance=0.5)
         r2 = m.evaluate(d2, report_distance=0.5)
         for key, r in (("1", r1), ("2", r2)):
             t, world, dist, contacts = expected[key]
-            assert np.array_equal(r.body_t, t) and np.array_equal(r.world.flat, world)
+            assert np.array_equal(r.body_t, t) and r.world.table.tobytes() == world.tobytes()
             assert np.array_equal(r.distances, dist)
             assert [c.to_json() for c in r.contacts] == contacts
     assert r1.world is d1.world and r2.world is d2.world and d1.world is not d2.world

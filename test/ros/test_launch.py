@@ -133,7 +133,7 @@ def test_demo_params_is_a_valid_ros2_parameter_file():
 def test_demo_params_files_resolve_and_load(tmp_path, monkeypatch):
     from ambf_collision.model import Model
     from ambf_collision.ros.paths import resolve_package_path
-    from ambf_collision.probes.probe_set import load_probe_file
+    from ambf_collision.probes import load_probe_file
 
     params = yaml.safe_load(DEMO_PARAMS.read_text())["/**"]["ros__parameters"]
     # as installed: relative to the share folder (here: the repository holds the same tree),

@@ -17,7 +17,7 @@ pytest.importorskip("visualization_msgs.msg", reason="ROS 2 messages not importa
 from visualization_msgs.msg import Marker  # noqa: E402
 
 from conftest import REPO
-from ambf_collision.geometry.pairs import WorldShapes  # noqa: E402
+from ambf_collision.geometry.world_shapes import WorldShapes  # noqa: E402
 from ambf_collision.ros.markers import (GREEN, GREY, RED, MarkerBuilder, build_markers,  # noqa: E402
                                         distance_colors, force_colors, hull_triangles)
 from ambf_collision.geometry.shapes import Box, Capsule, Cone, ConvexHull, Cylinder, Plane, Sphere  # noqa: E402

@@ -1,13 +1,43 @@
-"""Batched LinkShapes/PairDistance/point_signed_distance equal the single-pair results."""
+"""Pair lists (PairDistance, evaluate_pairs, contact_order): every pair equals the single-pair
+result on the moved shapes, the exact rational reference, coal; ``near`` keeps every contact and
+the minimum exactly (random scenes and the demo arm's trajectory) with hand-derived bounds."""
 
 import numpy as np
 import pytest
 
 import exact_reference as ex
-from ambf_collision.geometry.pairs import LinkShapes, PairDistance, point_signed_distance
 from ambf_collision.geometry.distance import distance
-from ambf_collision.geometry.shapes import Box, Capsule, Cylinder, Plane, Sphere
+from ambf_collision.geometry.pairs import PairDistance, PairResult, bound_data, contact_order
+from ambf_collision.geometry.points import point_signed_distance_batch
+from ambf_collision.geometry.shapes import (CAPSULE, CONE, CONVEX, CYLINDER, PLANE, Box, Capsule, Cone,
+                                            ConvexHull, Cylinder, Plane, ShapeError, Sphere)
+from ambf_collision.geometry.tolerances import BOUND_MARGIN
 from ambf_collision.geometry.transforms import quat_to_matrix
+from ambf_collision.geometry.world_shapes import LinkShapes, WorldShapes
+
+
+def witness_tol(s1, s2, d, closed=1e-9):
+    """Witness and normal tolerance (m) when the same pair is computed from two poses equal up to
+    rounding: ``closed`` for the closed forms; where GJK/EPA runs (two solids, a hull, a capsule
+    core inside a cylinder or cone) None: its witnesses converge only to its tolerance (and a
+    flat contact has no unique witness), so the caller checks the result's consistency."""
+    kinds = {s1.kind, s2.kind}
+    gjk = (min(kinds) > CAPSULE and PLANE not in kinds) or CONVEX in kinds or (
+        d < -min(getattr(s, "radius", 0.0) for s in (s1, s2) if s.kind <= CAPSULE) and kinds & {CYLINDER, CONE}
+        if min(kinds) <= CAPSULE else False)
+    return None if gjk else closed
+
+
+def assert_same_pair(res, k, c, tol):
+    """Row ``k`` of a PairResult against a single-pair Contact (see :func:`witness_tol`)."""
+    assert res.distance[k] == pytest.approx(c.distance, abs=1e-9)
+    if tol is None:   # GJK/EPA: the witnesses of this row are consistent, the normal close
+        np.testing.assert_allclose(res.point_2[k] - res.point_1[k], res.distance[k] * res.normal[k], atol=1e-9)
+        np.testing.assert_allclose(res.normal[k], c.normal, atol=1e-4)
+        np.testing.assert_allclose(res.position[k], 0.5 * (res.point_1[k] + res.point_2[k]), atol=1e-15)
+        return
+    for f in ("point_1", "point_2", "normal", "position"):
+        np.testing.assert_allclose(getattr(res, f)[k], getattr(c, f), atol=tol, err_msg=f)
 
 
 def scene(rng, solids):
@@ -35,7 +65,7 @@ def test_batch_equals_single_pair_in_world(solids):
     pairs = np.array([(i, j) for i in range(n) for j in range(n) if i != j and (i + j) % 3])
     pairs = pairs[[not (isinstance(shapes[i], Plane) and isinstance(shapes[j], Plane)) for i, j in pairs]]
     pd = PairDistance(ls, pairs)
-    for trial in range(2):  # buffers reused across calls
+    for _trial in range(2):  # buffers reused across calls
         R = quat_to_matrix(rng.normal(size=(F, 4)))
         t = rng.normal(size=(F, 3))
         w = ls.to_world(R, t)
@@ -44,11 +74,7 @@ def test_batch_equals_single_pair_in_world(solids):
             si = shapes[i].transformed(R[fi[i]], t[fi[i]])
             sj = shapes[j].transformed(R[fi[j]], t[fi[j]])
             c = distance(si, sj)
-            assert res.distance[k] == pytest.approx(c.distance, abs=1e-9)
-            np.testing.assert_allclose(res.point_1[k], c.point_1, atol=1e-9)
-            np.testing.assert_allclose(res.point_2[k], c.point_2, atol=1e-9)
-            np.testing.assert_allclose(res.normal[k], c.normal, atol=1e-9)
-            np.testing.assert_allclose(res.position[k], c.position, atol=1e-9)
+            assert_same_pair(res, k, c, witness_tol(si, sj, c.distance))
         assert np.all(np.isfinite(res.normal))
 
 
@@ -72,27 +98,32 @@ def test_plane_moved_by_frame():
     assert w.offset[0] == pytest.approx(2.5)
 
 
-def test_point_signed_distance_sphere_capsule_and_box():
-    shapes = [Sphere([0, 0, 0], 1.0), Capsule([0, 0, 0], [0, 0, 2], 0.5), Box([2, 2, 2])]
-    ls = LinkShapes(shapes, [0, 0, 0])
-    w = ls.to_world(np.eye(3)[None], np.zeros((1, 3)))
-    pts = np.array([[3.0, 0, 0], [0, 0, 0], [0.2, 0, 1.0], [0, 0, 1.0], [0.5, 0, 0]])
-    d, x, n = point_signed_distance(w, [0, 0, 1, 1, 2], pts)
-    np.testing.assert_allclose(d, [2.0, -1.0, -0.3, -0.5, -0.5])
-    np.testing.assert_allclose(x[0], [1, 0, 0])
-    np.testing.assert_array_equal(n[1], [0, 0, 1])           # centre: +z fallback
-    np.testing.assert_allclose(x[2], [0.5, 0, 1.0])
-    assert abs(n[3][2]) < 1e-15 and np.linalg.norm(n[3]) == pytest.approx(1)  # on axis
-    np.testing.assert_allclose(x[4], [1, 0, 0], atol=1e-15)
-    np.testing.assert_allclose(pts - x, d[:, None] * n, atol=1e-12)
+def coal_pair(w, i, j):
+    """coal's signed distance between shapes i and j of a world (hulls as coal Convex of the
+    HullSet's triangles), tight tolerances."""
+    coal = pytest.importorskip("coal")
+    from ambf_collision.geometry.coal_bridge import coal_distance, to_coal
+    from ambf_collision.geometry.world_shapes import shape_at
+
+    def geom(k):
+        s = shape_at(w, None, k)
+        if s.kind != ConvexHull.kind:
+            return to_coal(s)
+        h = int(w.hull_id[k])
+        pts = coal.StdVec_Vec3s()
+        for v in w.hulls.hull_vertices(h):
+            pts.append(v)
+        tris = coal.StdVec_Triangle()
+        for a, b, c in w.hulls.hull_triangles(h):
+            tris.append(coal.Triangle(int(a), int(b), int(c)))
+        return coal.Convex(pts, tris), coal.Transform3s(w.rot[k], w.a[k])
+
+    return coal_distance(*geom(i), *geom(j))
 
 
-def test_solid_pairs_reuse_coal_geometry_across_cycles():
-    """Solid-solid pairs (coal geometries built once, poses refilled per cycle) equal coal on
-    freshly built posed shapes in every cycle, with shapes shared by several pairs and a plane."""
-    from ambf_collision.geometry.pairs import shape_at
-    from ambf_collision.geometry.coal_bridge import solid_pair_distance
-    from ambf_collision.geometry.shapes import Cone, ConvexHull
+def test_solid_pairs_against_coal_across_cycles():
+    """Solid - solid pairs (GJK/EPA) equal coal on the posed shapes in every cycle, shapes shared
+    by several pairs."""
     shapes = [Box([.2, .1, .3], [0.1, 0, 0], [0, 0, .6, .8]), Cylinder(.1, .3, [0, .2, 0]),
               Cone(.15, .2, [0, 0, .1]), ConvexHull([[0, 0, 0], [.2, 0, 0], [0, .2, 0], [0, 0, .2]]),
               Plane([0, 0, 1], -0.4)]
@@ -101,25 +132,24 @@ def test_solid_pairs_reuse_coal_geometry_across_cycles():
     pd = PairDistance(ls, pairs)
     rng = np.random.default_rng(11)
     for cycle in range(4):
-        q = rng.normal(size=(4, 4))
-        R = np.stack([quat_to_matrix(v / np.linalg.norm(v)) for v in q])
+        R = quat_to_matrix(rng.normal(size=(4, 4)))
         t = rng.uniform(-.3, .3, (4, 3))
         w = ls.to_world(R, t)
         res = pd.compute(w)
         for k, (i, j) in enumerate(pairs):
-            d, p1, p2, n = solid_pair_distance(shape_at(w, i), shape_at(w, j))
-            assert res.distance[k] == pytest.approx(d, abs=1e-9), (cycle, i, j)
-            np.testing.assert_allclose(res.point_1[k], p1, atol=1e-8)
-            np.testing.assert_allclose(res.point_2[k], p2, atol=1e-8)
-            np.testing.assert_allclose(res.normal[k], n, atol=1e-7)
-            np.testing.assert_allclose(res.position[k], 0.5 * (p1 + p2), atol=1e-8)
+            if 4 in (i, j):
+                continue   # plane pairs: hand-derived tests below
+            d, p1, p2, n = coal_pair(w, i, j)
+            tol = 1e-9 if d > 0 else 1e-6   # coal's EPA is the loose side when penetrating
+            assert res.distance[k] == pytest.approx(d, abs=tol), (cycle, i, j)
+            np.testing.assert_allclose(res.position[k], 0.5 * (res.point_1[k] + res.point_2[k]), atol=1e-15)
+            np.testing.assert_allclose(res.point_2[k] - res.point_1[k], res.distance[k] * res.normal[k], atol=1e-8)
 
 
 def test_capsule_solid_groups_recomputed_each_cycle_both_orders():
     """Sphere/capsule - solid pairs of every solid kind, the solid as shape 1 and as shape 2,
     some capsules through a solid (penetration path): every cycle with new poses equals fresh
     single-pair ``distance()`` on the posed shapes (no stale gather, staging or sign)."""
-    from ambf_collision.geometry.shapes import Cone, ConvexHull
     solids = [Box([.2, .1, .3], [0.1, 0, 0], [0, 0, .6, .8]), Cylinder(.1, .3, [0, .2, 0]),
               Cone(.15, .2, [0, 0, .1]), ConvexHull([[0, 0, 0], [.2, 0, 0], [0, .2, 0], [0, 0, .2]]),
               Plane([0, 0, 1], -0.05)]
@@ -138,7 +168,6 @@ def test_capsule_solid_groups_recomputed_each_cycle_both_orders():
                 pairs.append((j, i) if (i + j) % 2 else (i, j))
     pairs = np.array(pairs)
     pd = PairDistance(ls, pairs)
-    np.testing.assert_array_equal(pd.result.points[:len(pairs)], pd.result.point_1)
     rng = np.random.default_rng(21)
     penetrating = 0
     for cycle in range(4):
@@ -149,12 +178,9 @@ def test_capsule_solid_groups_recomputed_each_cycle_both_orders():
             t = rng.uniform(-.1, .1, (4, 3))
         res = pd.compute(ls.to_world(R, t))
         for k, (i, j) in enumerate(pairs):
-            c = distance(shapes[i].transformed(R[fi[i]], t[fi[i]]), shapes[j].transformed(R[fi[j]], t[fi[j]]))
-            assert res.distance[k] == pytest.approx(c.distance, abs=1e-9), (cycle, i, j)
-            np.testing.assert_allclose(res.point_1[k], c.point_1, atol=1e-8)
-            np.testing.assert_allclose(res.point_2[k], c.point_2, atol=1e-8)
-            np.testing.assert_allclose(res.normal[k], c.normal, atol=1e-7)
-            np.testing.assert_allclose(res.position[k], c.position, atol=1e-8)
+            si, sj = shapes[i].transformed(R[fi[i]], t[fi[i]]), shapes[j].transformed(R[fi[j]], t[fi[j]])
+            c = distance(si, sj)
+            assert_same_pair(res, k, c, witness_tol(si, sj, c.distance, closed=1e-8))
             penetrating += c.distance < 0
         assert np.all(np.isfinite(res.normal))
     assert penetrating >= 4
@@ -164,7 +190,6 @@ def test_capsule_solid_groups_recomputed_each_cycle_both_orders():
 
 def _mixed_scene(rng):
     """Spheres, capsules (some of zero length) and every solid kind, posed at random."""
-    from ambf_collision.geometry.shapes import Cone, ConvexHull
     q = lambda: rng.normal(size=4)
     shapes = []
     for k in range(10):
@@ -185,8 +210,7 @@ def _mixed_scene(rng):
 def test_near_keeps_contacts_and_minimum_exact(seed, near):
     """compute(world, near): the pairs it computes are bitwise those of compute(world); every
     pair closer than ``near`` and the closest pair are among them; the others hold a finite
-    lower bound above the cutoff, centre witnesses and a unit normal."""
-    from ambf_collision.geometry.pairs import BOUND_MARGIN
+    lower bound above the cutoff, reference witnesses and a unit normal."""
     rng = np.random.default_rng(seed)
     shapes = _mixed_scene(rng)
     n = len(shapes)
@@ -198,7 +222,7 @@ def test_near_keeps_contacts_and_minimum_exact(seed, near):
     pairs = pairs[~np.isin(pairs, planes).all(axis=1)]
     full, bounded = PairDistance(ls, pairs), PairDistance(ls, pairs)
     seen_bounded = 0
-    for trial in range(4):  # buffers reused across calls
+    for _trial in range(4):  # buffers reused across calls
         R = quat_to_matrix(rng.normal(size=(F, 4)))
         t = rng.normal(scale=0.3, size=(F, 3))
         w = ls.to_world(R, t)
@@ -260,7 +284,6 @@ def test_near_bounds_hand_derived():
 def test_near_degenerate_capsules_are_exact_when_touching():
     """A zero-length capsule at a box's centre, a capsule through a cylinder's axis and a
     capsule crossing a cone's apex: all penetrate, so all are computed (coal semantics)."""
-    from ambf_collision.geometry.shapes import Cone
     shapes = [Sphere([0, 0, 0], 0.05), Box([.2, .2, .2]),
               Capsule([0, 0, -1], [0, 0, 1], 0.01), Cylinder(0.1, 0.3, [2, 0, 0]),
               Capsule([2, 0, 0], [2, 0, 0], 0.0)]
@@ -275,51 +298,55 @@ def test_near_degenerate_capsules_are_exact_when_touching():
     assert res.distance[2] == pytest.approx(-0.1, abs=1e-15)    # point at the axis, r = 0.1
 
 
-def test_centre_radii_contain_and_are_contained():
-    """outer: every vertex / rim point within it; inner: the ball's extreme points inside (SDF <= 0)."""
-    from ambf_collision.geometry.pairs import WorldShapes, centre_radii
-    from ambf_collision.geometry.shapes import Cone
-    shapes = [Box([.2, .4, .6]), Cylinder(0.1, 0.5), Cylinder(0.3, 0.2), Cone(0.2, 0.6)]
+def test_bound_data_contain_and_are_contained():
+    """outer: every corner / rim point / vertex within it of the centre (hand values); inner: the
+    ball's extreme points inside (signed distance <= 0); slab: every vertex inside it."""
+    shapes = [Box([.2, .4, .6]), Cylinder(0.1, 0.5), Cylinder(0.3, 0.2), Cone(0.2, 0.6),
+              ConvexHull([[1, 0, 0], [0, 2, 0], [0, 0, -3], [.5, .5, .5]], [5, 5, 5])]
     w = WorldShapes.from_shapes(shapes)
-    outer, inner = centre_radii(w.kind, w.half)
-    np.testing.assert_allclose(outer, [np.sqrt(.01 + .04 + .09), np.hypot(.1, .25), np.hypot(.3, .1),
-                                       np.hypot(.2, .3)], rtol=1e-15)
-    np.testing.assert_allclose(inner, [0.1, 0.1, 0.1, 0.0], rtol=1e-15)
+    centre, outer, inner, slab = bound_data(w, w.hulls)
+    np.testing.assert_allclose(outer[:4], [np.sqrt(.01 + .04 + .09), np.hypot(.1, .25), np.hypot(.3, .1),
+                                           np.hypot(.2, .3)], rtol=1e-15)
+    # cone: the centre's depth, below the slant: R H / sqrt(R^2 + 4 H^2) < H
+    np.testing.assert_allclose(inner[:4], [0.1, 0.1, 0.1, 0.2 * 0.3 / np.hypot(0.2, 0.6)], rtol=1e-15)
+    V = np.array([[1, 0, 0], [0, 2, 0], [0, 0, -3], [.5, .5, .5]])
+    np.testing.assert_allclose(centre[4], V.mean(0), rtol=1e-15)
+    assert outer[4] == pytest.approx(np.linalg.norm(V - V.mean(0), axis=1).max(), rel=1e-15)
+    np.testing.assert_allclose(slab[4], np.abs(V - V.mean(0)).max(0), rtol=1e-15)
     dirs = np.vstack([np.eye(3), -np.eye(3), np.ones((1, 3)) / np.sqrt(3)])
-    from ambf_collision.geometry.shapes import ConvexHull
-    hull = WorldShapes.from_shapes([ConvexHull([[1, 0, 0], [0, 2, 0], [0, 0, -3], [.5, .5, .5]], [5, 5, 5])])
-    h_outer, h_inner = centre_radii(hull.kind, hull.half, hull.hull)
-    assert (h_outer[0], h_inner[0]) == (3.0, -np.inf)  # farthest vertex; centre need not be inside
     for k in range(len(shapes)):
-        pts = inner[k] * dirs
-        assert np.all(point_signed_distance(w, np.full(len(pts), k), pts)[0] <= 1e-15)
+        pts = w.a[k] + centre[k] + inner[k] * dirs
+        assert np.all(point_signed_distance_batch(w, None, np.full(len(pts), k), pts)[0] <= 1e-15)
+        assert inner[k] >= 0.0
+    with pytest.raises(ShapeError, match=r"pairs\[1\]: two planes"):
+        PairDistance(WorldShapes.from_shapes([Sphere([0, 0, 0], 1), Plane([0, 0, 1], 0), Plane([1, 0, 0], 0)]),
+                     [(0, 1), (1, 2)])
 
 
-def test_near_bounds_hulls_whole_group():
-    """Hulls: a capsule - hull row and a box - hull pair (through coal) far from everything are
-    bounded by the hull's farthest vertex (hand-derived); when one capsule comes near one hull,
-    the hull group is computed whole and equals the all-exact result."""
-    from ambf_collision.geometry.shapes import ConvexHull
-    tet = [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1], [-0.1, -0.1, -0.1]]   # outer radius sqrt(0.03)
+def test_near_bounds_hulls_hand_derived():
+    """Hulls: a capsule - hull pair and a box - hull pair far from everything are bounded by the
+    slab gaps (hand-derived: the tetrahedron's centre is its local origin, its slab 0.1 per
+    axis, its outer radius sqrt(0.03)); the far hull brought next to the capsule is computed,
+    the others stay bounded."""
+    tet = [[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1], [-0.1, -0.1, -0.1]]
     shapes = [Sphere([0, 0, 0], 0.1), Sphere([0.25, 0, 0], 0.1),          # gap 0.05: the minimum
               Capsule([0, 0, 2], [1, 0, 2], 0.05), ConvexHull(tet, [0.5, 0, 5]),
               Box([.2, .2, .2], [0.5, 3, 5]), ConvexHull(tet, [9, 9, 9])]
     ls = LinkShapes(shapes, [0, 0, 0, 0, 0, 1])
     pairs = [(0, 1), (2, 3), (4, 3), (2, 5)]
-    pd, full = PairDistance(ls, pairs), PairDistance(ls, pairs)
+    pd = PairDistance(ls, pairs)
     t = np.zeros((2, 3))
     w = ls.to_world(np.tile(np.eye(3), (2, 1, 1)), t)
-    res, ref = pd.compute(w, 0.01), full.compute(w)
+    res, ref = pd.compute(w, 0.01), pd.compute(w)
     assert res.exact.tolist() == [True, False, False, False]
     assert res.distance[0] == ref.distance[0] == pytest.approx(0.05, abs=1e-15)
-    assert res.distance[1] == pytest.approx(3 - 0.05 - np.sqrt(0.03), abs=1e-15)
-    assert res.distance[2] == pytest.approx(3 - np.sqrt(0.03) - np.sqrt(0.03), abs=1e-15)
+    assert res.distance[1] == pytest.approx(3 - 0.1 - 0.05, abs=1e-15)            # z slab gap
+    assert res.distance[2] == pytest.approx(3 - 0.1 - np.sqrt(0.03), abs=1e-15)  # y slab gap - outer
     assert np.all(res.distance[1:] <= ref.distance[1:])
-    # the far hull (frame 1) brought next to the capsule: its group is computed whole
-    t[1] = np.array([0.5, 0, 2.2]) - 9
+    t[1] = np.array([0.5, 0, 2.2]) - 9   # the far hull next to the capsule
     w = ls.to_world(np.tile(np.eye(3), (2, 1, 1)), t)
-    res, ref = pd.compute(w, 0.2), full.compute(w)
-    assert res.exact.tolist() == [True, True, False, True]
+    res, ref = pd.compute(w, 0.2), pd.compute(w)
+    assert res.exact.tolist() == [True, False, False, True]
     for f in ("distance", "point_1", "point_2", "normal", "position"):
         assert np.array_equal(getattr(res, f)[res.exact], getattr(ref, f)[res.exact])
 
@@ -351,24 +378,120 @@ def test_solid_on_plane_parallel_faces_give_face_centres(seed):
                                    [res.distance[k], *res.point_1[k], *res.point_2[k]], atol=1e-14)
 
 
-def test_world_with_replaced_arrays_and_wrong_size():
-    """A WorldShapes whose arrays were replaced (no longer views of ``flat``) gives the same
-    result as the original; a world of another shape count is refused."""
-    from ambf_collision.geometry.pairs import WorldShapes
+def test_wrong_world_and_near_are_refused():
     rng = np.random.default_rng(8)
     shapes = scene(rng, True)
     n = len(shapes)
-    ls = LinkShapes(shapes, np.arange(n) % 3)
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    pd = PairDistance(ls, pairs)
-    w = ls.to_world(quat_to_matrix(rng.normal(size=(3, 4))), rng.normal(size=(3, 3)))
-    ref = {f: getattr(pd.compute(w, 0.05), f).copy() for f in ("distance", "points", "normal")}
-    c = WorldShapes(n)
-    c.kind[:], c.hull = w.kind, list(w.hull)
-    for f in ("a", "b", "radius", "rot", "half", "normal", "offset"):
-        setattr(c, f, getattr(w, f).copy())
-    res = pd.compute(c, 0.05)
-    for f, v in ref.items():
-        np.testing.assert_array_equal(getattr(res, f), v)
+    pd = PairDistance(LinkShapes(shapes, np.arange(n) % 3), [(0, 1)])
     with pytest.raises(ValueError, match="compiled for"):
         pd.compute(WorldShapes(n - 1))
+    with pytest.raises(ValueError, match="near must be a number"):
+        pd.compute(WorldShapes.from_shapes(shapes), float("nan"))
+    with pytest.raises(ShapeError, match=r"pairs\[0\]: shape index out of range"):
+        PairDistance(WorldShapes.from_shapes(shapes), [(0, n)])
+
+
+def test_contact_order_is_closest_first_and_stable():
+    d = np.array([0.3, -0.1, 0.2, 0.05, 0.2, 1.0, -0.1])
+    out = np.empty(len(d), dtype=np.int64)
+    n = contact_order(d, 0.25, out)
+    assert out[:n].tolist() == [1, 6, 3, 2, 4]       # equal distances keep the pair order
+    assert contact_order(d, -0.1, out) == 0          # strictly below
+    rng = np.random.default_rng(4)
+    big = np.round(rng.uniform(-1, 1, 500), 1)       # many ties, the merge-sort path
+    out = np.empty(500, dtype=np.int64)
+    n = contact_order(big, 0.5, out)
+    ref = np.flatnonzero(big < 0.5)
+    ref = ref[np.argsort(big[ref], kind="stable")]
+    assert n == len(ref) > 32 and out[:n].tolist() == ref.tolist()
+
+
+def test_near_along_the_demo_trajectory():
+    """The demo arm's 21 pairs along its joint script: with ``near`` the contacts (closest
+    first) and the minimum are those of every pair exact, the computed pairs bitwise."""
+    from conftest import DEMO_ARM
+
+    from ambf_collision.demo.trajectory import JOINT_NAMES, PERIOD, demo_joint_array
+    from ambf_collision.model import Model
+    model = Model.from_files([DEMO_ARM])
+    data = model.create_data()
+    pd = PairDistance(model.link_shapes, model.pairs)
+    P = len(model.pairs)
+    idx_a, idx_b = np.empty(P, np.int64), np.empty(P, np.int64)
+    bounded = contacts = 0
+    for t in np.linspace(0.0, PERIOD, 200):
+        model.set_joint_positions(data, JOINT_NAMES, demo_joint_array(t))
+        r = model.evaluate(data)
+        w = model.link_shapes.to_world(r.body_R, r.body_t)
+        full, near = pd.compute(w), pd.compute(w, 0.05)
+        assert full.exact.all()
+        na, nb = contact_order(full.distance, 0.05, idx_a), contact_order(near.distance, 0.05, idx_b)
+        assert idx_a[:na].tolist() == idx_b[:nb].tolist()
+        assert full.distance.min() == near.distance.min()
+        ex_ = near.exact
+        for f in ("distance", "point_1", "point_2", "normal", "position"):
+            assert np.array_equal(getattr(full, f)[ex_], getattr(near, f)[ex_])
+        assert np.all(near.distance[~ex_] <= full.distance[~ex_])
+        bounded += int((~ex_).sum())
+        contacts += na
+    assert bounded > 0 and contacts > 0
+
+
+def test_plane_and_capsule_pairs_with_hulls_hand_derived():
+    """A tetrahedron hull (corners (0,0,0), (1,0,0), (0,1,0), (0,0,1)) lifted by 0.5 above the
+    plane z = 0: its lowest vertex is the support point, distance 0.5 (hand-derived), in both
+    orders; a capsule along x at height 2 over it: distance to the apex (0,0,1.5) minus r, and a
+    capsule through it: the exact polytope reference (its core is a segment)."""
+    from gjk_reference import polytope_signed_distance
+    tet = ConvexHull([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], [0, 0, 0.5])
+    plane = Plane([0, 0, 1], 0.0)
+    c = distance(tet, plane)
+    assert c.distance == pytest.approx(0.5, abs=1e-15)
+    np.testing.assert_allclose(c.point_1, [0, 0, 0.5], atol=1e-15)
+    np.testing.assert_allclose(c.point_2, [0, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(c.normal, [0, 0, -1], atol=1e-15)
+    w = distance(plane, tet)
+    assert w.distance == c.distance and np.array_equal(w.normal, -c.normal)
+    cap = Capsule([-1, 0, 2], [1, 0, 2], 0.1)
+    assert distance(cap, tet).distance == pytest.approx(0.5 - 0.1, abs=1e-12)
+    core = Capsule([-1, 0.2, 0.7], [1, 0.2, 0.7], 0.0)   # through the hull: depth of the segment
+    d = distance(core, tet).distance
+    assert d < 0 and d == pytest.approx(polytope_signed_distance(core, tet), abs=1e-12)
+
+
+def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
+    """The compiled path a model kernel takes (to_world on the Link, evaluate_pairs on the
+    PairConstants, contact_order) equals LinkShapes.to_world + PairDistance.compute."""
+    from numba import njit
+
+    from ambf_collision.geometry.pairs import evaluate_pairs, pair_constants, pair_results
+    from ambf_collision.geometry.world_shapes import Link, hull_arrays, make_hulls, to_world, world_of
+
+    @njit
+    def kernel(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, order):
+        W = world_of(out_world)
+        to_world(Link(world_of(local), frame_index), R, t, W)
+        smallest = evaluate_pairs(W, make_hulls(*hull), pair_constants(pairs, bound), near,
+                                  pair_results(results))
+        return smallest, contact_order(results.distance, 0.1, order)
+
+    rng = np.random.default_rng(7)
+    shapes = _mixed_scene(rng)
+    F = 3
+    ls = LinkShapes(shapes, rng.integers(0, F, len(shapes)))
+    pairs = [(i, j) for i in range(len(shapes)) for j in range(i + 1, len(shapes))
+             if not (isinstance(shapes[i], Plane) and isinstance(shapes[j], Plane))]
+    pd = PairDistance(ls, pairs)
+    R, t = quat_to_matrix(rng.normal(size=(F, 4))), rng.normal(scale=0.2, size=(F, 3))
+    ref = pd.compute(ls.to_world(R, t), 0.05)
+    out = ls.new_world()
+    res = PairResult(len(pairs))
+    order = np.empty(len(pairs), np.int64)
+    smallest, n_contacts = kernel(ls.local.table, ls.frame_index, tuple(hull_arrays(ls.hulls)),
+                                  pd.pair_table, pd.bound_table, R, t, out.table, 0.05, res.table,
+                                  order)
+    for f in ("distance", "point_1", "point_2", "normal", "position", "exact"):
+        assert np.array_equal(getattr(res, f), getattr(ref, f)), f
+    assert smallest == ref.distance[ref.exact].min()
+    close = np.flatnonzero(ref.distance < 0.1)
+    assert order[:n_contacts].tolist() == close[np.argsort(ref.distance[close], kind="stable")].tolist()

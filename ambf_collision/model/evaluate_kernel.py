@@ -1,0 +1,99 @@
+"""One compiled call per evaluation: kinematics, shapes to world, every pair, contacts in order.
+
+The Model's constant tables are packed into one read-only buffer and the Data's per-cycle tables
+into one writable buffer (:mod:`table_buffer`); :func:`evaluate_model` takes the two buffers and
+views the tables in them, in the orders :data:`MODEL_TABLES` and :data:`DATA_TABLES`:
+
+Model buffer: ``joints``, ``bodies``, ``couplings`` (``kinematics_kernels`` dtypes),
+``closure_joints (K,)``; ``shapes`` (:data:`~ambf_collision.geometry.world_shapes.SHAPE_DTYPE`,
+each in its body's frame), ``shape_body (N,)``; ``bounds`` and ``pairs`` (``geometry/pairs.py``
+dtypes); the nine hull arrays (:class:`~ambf_collision.geometry.hulls.Hulls` order);
+``pair_bodies (2P,)`` (the two bodies of pair ``p`` at ``2p``, ``2p + 1``).
+
+Data buffer: ``joints`` (``JOINT_STATE_DTYPE``), ``files`` and ``bodies`` (``POSE_DTYPE``),
+``closure_residuals (K,2)``, ``world`` (the shapes in world, ``SHAPE_DTYPE``), ``results``
+(:data:`~ambf_collision.geometry.pairs.PAIR_RESULT_DTYPE`), ``contact_index (P,)``;
+``contacts`` (:data:`~ambf_collision.model.jacobians.CONTACT_DTYPE`, row r = the r-th contact)
+and ``jacobians (P*J,)`` (row r of ``(P, J)``: the r-th contact's distance Jacobian,
+``jacobians.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from ambf_collision.geometry.hulls import Hulls
+from ambf_collision.geometry.pairs import (BOUND_DTYPE, PAIR_DTYPE, PAIR_RESULT_DTYPE,
+                                           contact_order, evaluate_pairs, pair_constants,
+                                           pair_results)
+from ambf_collision.geometry.world_shapes import SHAPE_DTYPE, Link, to_world, world_of
+from ambf_collision.model.jacobians import CONTACT_DTYPE, contact_jacobians, contact_rows
+from ambf_collision.model.kinematics_kernels import (BODY_DTYPE, COUPLING_DTYPE, JOINT_DTYPE,
+                                                     JOINT_STATE_DTYPE, POSE_DTYPE,
+                                                     forward_kinematics, kinematics_buffers,
+                                                     kinematics_constants)
+from ambf_collision.model.table_buffer import (float_matrix, float_vector, header_of, int_vector,
+                                                records)
+
+__all__ = ["MODEL_TABLES", "DATA_TABLES", "evaluate_model"]
+
+MODEL_TABLES = ("joints", "bodies", "couplings", "closure_joints", "shapes", "shape_body",
+                "bounds", "pairs") + Hulls._fields + ("pair_bodies",)
+"""The Model buffer's tables, in order."""
+DATA_TABLES = ("joints", "files", "bodies", "closure_residuals", "world", "results",
+               "contact_index", "contacts", "jacobians")
+"""The Data buffer's tables, in order."""
+
+
+@njit(cache=True, inline="always")
+def model_tables(model):
+    """``(K, link, C, H, pair_bodies)``: the kinematics constants, the shapes in their bodies'
+    frames, the pair constants, the hulls and the pairs' bodies of a Model buffer."""
+    h = header_of(model)
+    K = kinematics_constants(records(model, h, 0, JOINT_DTYPE), records(model, h, 1, BODY_DTYPE),
+                             records(model, h, 2, COUPLING_DTYPE), int_vector(model, h, 3))
+    link = Link(world_of(records(model, h, 4, SHAPE_DTYPE)), int_vector(model, h, 5))
+    C = pair_constants(records(model, h, 7, PAIR_DTYPE), records(model, h, 6, BOUND_DTYPE))
+    H = Hulls(float_matrix(model, h, 8, 3), int_vector(model, h, 9), float_matrix(model, h, 10, 3),
+              float_vector(model, h, 11), int_vector(model, h, 12), float_matrix(model, h, 13, 3),
+              float_vector(model, h, 14), int_vector(model, h, 15), int_vector(model, h, 16))
+    return K, link, C, H, int_vector(model, h, 17)
+
+
+@njit(cache=True, inline="always")
+def data_tables(data):
+    """``(D, velocity, W, R, contact_index, contacts, jacobians)``: the kinematics buffers, the
+    joint velocities, the world shapes, the pair results, the contact index, the contacts'
+    table and Jacobians of a Data buffer."""
+    h = header_of(data)
+    joints = records(data, h, 0, JOINT_STATE_DTYPE)
+    D = kinematics_buffers(joints, records(data, h, 1, POSE_DTYPE),
+                           records(data, h, 2, POSE_DTYPE), float_matrix(data, h, 3, 2))
+    W = world_of(records(data, h, 4, SHAPE_DTYPE))
+    return (D, joints.velocity, W,
+            pair_results(records(data, h, 5, PAIR_RESULT_DTYPE)), int_vector(data, h, 6),
+            contact_rows(records(data, h, 7, CONTACT_DTYPE)), float_vector(data, h, 8))
+
+
+@njit(cache=True)
+def evaluate_model(model, data, near, report_distance):
+    """One evaluation (``model.Model.evaluate``): couplings and forward kinematics, every shape
+    to world, every pair (``near`` m: +inf every pair exact, else the pairs a bound cannot put
+    beyond it, ``geometry/pairs.py``), the pairs below ``report_distance`` (m) closest first
+    into ``contact_index``, and per contact its distance Jacobian, distance rate and witnesses
+    in body frames (``jacobians.py``). Returns ``(number of contacts, closest pair, its
+    distance)`` (``-1, +inf`` without pairs)."""
+    K, link, C, H, pair_bodies = model_tables(model)
+    D, velocity, W, R, contact_index, contacts, jacobians = data_tables(data)
+    forward_kinematics(K, D)
+    to_world(link, D.body_R, D.body_t, W)
+    evaluate_pairs(W, H, C, near, R)
+    closest, lowest = -1, math.inf
+    for p in range(R.distance.shape[0]):
+        if R.distance[p] < lowest or closest < 0:
+            closest, lowest = p, R.distance[p]
+    n = contact_order(R.distance, report_distance, contact_index)
+    contact_jacobians(K, D, velocity, pair_bodies, R, contact_index, n, contacts, jacobians)
+    return n, closest, lowest
