@@ -1,0 +1,177 @@
+"""AMBF's own robots through the whole Model: load, first and later evaluation, loop residuals, coal.
+
+Run: ``python bench/bench_ambf_robots.py [--models DIR] [--repeats N] [--no-coal] [FILE...]``
+with DIR AMBF's ``ambf_models/descriptions/multi-bodies`` folder (default: ``$AMBF_MODELS``).
+Without FILE arguments it takes every file of AMBF's ``launch.yaml`` list (``DIR/../launch.yaml``),
+the files the real-robots issue names, and the eight files of ``../shared/adf-examples``.
+
+Per file, one row:
+
+- ``load ms``: ``Model.from_files`` (parse, hulls, filtering, compile into arrays), one call;
+- ``pairs``: pairs checked after AMBF's filtering;
+- ``first us`` / ``later us``: the first ``Model.evaluate`` on a new Data at q = 0 (every pair
+  exact) and the median of N later ones at random joint positions; the compiled kernels are warmed
+  on the demo arm beforehand, so ``first`` is what a loaded model still does on its first call,
+  not numba's compile (the issue's target: first no slower than 3x later);
+- ``coal us``: the same pairs through coal called per pair from Python (``coal_bridge``, its
+  geometries built once, transforms set per evaluation), median over the same positions, and the
+  ratio ``coal / later``; ``max |d - coal|`` over those evaluations (m). Pairs with a plane are
+  left out of the coal column (coal's Halfspace has no signed distance to every shape);
+- ``loop mm / deg``: the largest closure residual at q = 0 (position mm, angle degrees) over the
+  file's loop-closing joints, "-" when it has none.
+
+Load warnings are counted, not printed (``--warnings`` prints them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from ambf_collision.model import Model
+
+REPO = Path(__file__).resolve().parents[1]
+NAMED = ["robots/blender-psm.yaml", "robots/blender-ecm.yaml", "robots/blender-mtm.yaml",
+         "robots/blender-neuro-robot.yaml", "robots/sophie.yaml", "puzzles/parallel_structure.yaml",
+         "environments/KnotEnv/env.yaml", "robots/urdf-psm.yaml", "grippers/multi joint2.yaml",
+         "robots/blender-suj.yaml"]
+
+
+def shared_examples() -> list:
+    for parent in REPO.parents:
+        folder = parent / "shared" / "adf-examples"
+        if folder.is_dir():
+            return sorted(folder.glob("*.yaml"))
+    return []
+
+
+def default_files(models: Path | None) -> list:
+    files = []
+    if models is not None:
+        launch = models.parent / "launch.yaml"
+        if launch.is_file():
+            import yaml
+            entries = yaml.safe_load(launch.read_text()).get("multibody configs", [])
+            files += [(launch.parent / e).resolve() for e in entries]
+        files += [(models / n).resolve() for n in NAMED]
+    files += shared_examples()
+    seen, out = set(), []
+    for f in files:
+        if f not in seen and f.is_file():
+            seen.add(f)
+            out.append(f)
+    return out
+
+
+def label(path: Path) -> str:
+    parts = path.parts
+    return "/".join(parts[-2:]) if parts[-2] != "adf-examples" else "examples/" + parts[-1]
+
+
+def random_positions(model, rng, n):
+    """n joint vectors in each joint's limits (+-pi, +-0.1 m when unlimited)."""
+    lo, hi = [], []
+    for j in model.world.joints:
+        a, b = j.limits if j.limits else (None, None)
+        span = 0.1 if j.type == "prismatic" else math.pi
+        lo.append(-span if a is None or not math.isfinite(a) else a)
+        hi.append(span if b is None or not math.isfinite(b) else b)
+    return rng.uniform(np.array(lo), np.array(hi), size=(n, len(lo))) if lo else np.zeros((n, 0))
+
+
+def evaluate_at(model, data, q):
+    model.set_joint_positions(data, list(model.joint_names), q.tolist())
+    return model.evaluate(data, report_distance=math.inf)
+
+
+def coal_column(model, result_of, positions):
+    """(median us per evaluation, max |d - ours|) over the non-plane pairs, coal per pair."""
+    import coal  # noqa: F401  (the oracle must be there)
+
+    from ambf_collision.geometry import coal_bridge
+    pairs = [(k, s1, s2) for k, (s1, s2) in enumerate(model.pair_shapes)
+             if model.shapes[s1].kind_name != "plane" and model.shapes[s2].kind_name != "plane"]
+    if not pairs:
+        return None, None
+    times, worst = [], 0.0
+    for q in positions:
+        result = result_of(q)
+        world = [s.transformed(result.body_R[b], result.body_t[b])
+                 for s, b in zip(model.shapes, model.shape_body)]
+        t0 = time.perf_counter()
+        ds = [coal_bridge.solid_pair_distance(world[s1], world[s2])[0] for _, s1, s2 in pairs]
+        times.append(time.perf_counter() - t0)
+        worst = max(worst, max(abs(d - result.distances[k]) for d, (k, _, _) in zip(ds, pairs)))
+    return 1e6 * float(np.median(times)), worst
+
+
+def row(path: Path, repeats: int, with_coal: bool, show_warnings: bool, rng) -> str:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        model = Model.from_files([path])
+        load_ms = 1e3 * (time.perf_counter() - t0)
+    if show_warnings:
+        for w in caught:
+            print(f"  warning: {w.message}", file=sys.stderr)
+    data = model.create_data()
+    zero = np.zeros(len(model.joint_names))
+    t0 = time.perf_counter()
+    first = evaluate_at(model, data, zero)
+    first_us = 1e6 * (time.perf_counter() - t0)
+    res = first.closure_residuals
+    loop = "-" if not len(res) else f"{1e3 * res[:, 0].max():.3f} / {math.degrees(res[:, 1].max()):.3f}"
+    positions = random_positions(model, rng, repeats)
+    later = []
+    for q in positions:
+        t0 = time.perf_counter()
+        evaluate_at(model, data, q)
+        later.append(time.perf_counter() - t0)
+    later_us = 1e6 * float(np.median(later))
+    coal_txt = ""
+    if with_coal:
+        coal_us, worst = coal_column(model, lambda q: evaluate_at(model, data, q), positions[:max(3, repeats // 10)])
+        coal_txt = (" | - | - | -" if coal_us is None
+                    else f" | {coal_us:.0f} | {coal_us / later_us:.1f}x | {worst:.1e}")
+    return (f"| {label(path)} | {load_ms:.0f} | {len(caught)} | {len(model.pairs)} | {first_us:.0f} "
+            f"| {later_us:.0f} | {first_us / later_us:.1f}{coal_txt} | {loop} |")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("files", nargs="*", type=Path, help="ADF files (default: see the module doc)")
+    ap.add_argument("--models", type=Path, default=Path(os.environ["AMBF_MODELS"]) if os.environ.get("AMBF_MODELS") else None,
+                    help="AMBF's multi-bodies folder (default $AMBF_MODELS)")
+    ap.add_argument("--repeats", type=int, default=30, help="later evaluations per file (default 30)")
+    ap.add_argument("--no-coal", action="store_true", help="leave out the coal column")
+    ap.add_argument("--warnings", action="store_true", help="print the load warnings")
+    args = ap.parse_args(argv)
+    files = [f.resolve() for f in args.files] or default_files(args.models)
+    rng = np.random.default_rng(7)
+    demo = Model.from_files([REPO / "examples" / "demo" / "demo_arm.yaml"])
+    t0 = time.perf_counter()
+    evaluate_at(demo, demo.create_data(), np.zeros(len(demo.joint_names)))
+    print(f"compile/warm-up on the demo arm: {time.perf_counter() - t0:.1f} s; load: "
+          f"{os.getloadavg()[0]:.2f}")
+    coal_head = "" if args.no_coal else " coal us | coal/later | max abs(d - coal) m |"
+    print(f"| file | load ms | warnings | pairs | first us | later us | first/later |{coal_head} loop mm / deg |")
+    print("|---" * (8 + (0 if args.no_coal else 3)) + "|")
+    for path in files:
+        try:
+            print(row(path, args.repeats, not args.no_coal, args.warnings, rng), flush=True)
+        except Exception as exc:  # noqa: BLE001  (a bench row, not a test: say what failed, go on)
+            print(f"| {label(path)} | failed: {type(exc).__name__}: {exc} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
