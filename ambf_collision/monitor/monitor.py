@@ -43,10 +43,9 @@ from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABL
 from ambf_collision.monitor.joint_states import JointStateMerger, joint_name_table
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
                                              sanitize_probes)
-from ambf_collision.monitor.scene import probe_evaluator as model_probe_evaluator  # noqa: F401
 from ambf_collision.monitor.scheduling import RateLimiter, WarningThrottle
 
-# STATUS_NAMES and model_probe_evaluator are imported from here by the demo and its tests
+# STATUS_NAMES is imported from here by the demo and its tests
 
 __all__ = ["CollisionMonitor", "MonitorOutput", "joint_roles"]
 

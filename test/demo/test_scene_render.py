@@ -109,11 +109,11 @@ def test_every_shape_kind_renders(tmp_path):
 def test_demo_scene_png(tmp_path):
     from ambf_collision.demo.trajectory import demo_joint_positions
     from ambf_collision.model import Model
-    from ambf_collision.monitor.monitor import model_probe_evaluator
+    from ambf_collision.monitor.scene import probe_evaluator
     from ambf_collision.probes.probe_set import load_probe_file
 
     model = Model.from_files([str(DEMO / "demo_arm.yaml")])
-    run, _ = model_probe_evaluator(model, load_probe_file(DEMO / "demo_probes.yaml", model.body_names))
+    run, _ = probe_evaluator(model, load_probe_file(DEMO / "demo_probes.yaml", model.body_names))
     data = model.create_data()
     q = demo_joint_positions(12.0)
     model.set_joint_positions(data, list(q), list(q.values()))

@@ -201,11 +201,11 @@ def test_trajectory_is_smooth_and_periodic():
 def test_probe_touch_gives_hand_derived_forces_along_the_table_normal(model):
     """Pad probes (radius 2.5 mm, k = 2000 N/m) sit on the fingertip's pole plane; pressing on the
     top face z = 0.30 they feel d_pen = r - (z_probe - 0.30) each, force k d_pen along +z."""
-    from ambf_collision.monitor.monitor import model_probe_evaluator
+    from ambf_collision.monitor.scene import probe_evaluator
     from ambf_collision.probes.probe_set import load_probe_file
 
     specs = load_probe_file(PROBES, model.body_names)
-    run, probe_set = model_probe_evaluator(model, specs)
+    run, probe_set = probe_evaluator(model, specs)
     data = model.create_data()
     table = model.body_index("table")
 
@@ -232,10 +232,11 @@ def test_monitor_runs_the_demo_script(model):
     """The monitor fed by the joint player at 100 Hz over one period: OK status throughout, each
     contact appears during its phase and vanishes after, probes touch only in the probe phase."""
     from ambf_collision.demo.trajectory import PERIOD, demo_joint_positions, demo_phase
-    from ambf_collision.monitor.monitor import STATUS_OK, CollisionMonitor, MonitorConfig, model_probe_evaluator
+    from ambf_collision.monitor.monitor import STATUS_OK, CollisionMonitor, MonitorConfig
+    from ambf_collision.monitor.scene import probe_evaluator
     from ambf_collision.probes.probe_set import load_probe_file
 
-    run, _ = model_probe_evaluator(model, load_probe_file(PROBES, model.body_names))
+    run, _ = probe_evaluator(model, load_probe_file(PROBES, model.body_names))
     mon = CollisionMonitor(model, MonitorConfig(max_rate=0.0), probes=run)
     first_seen, touching = {}, set()
     for k in range(int(PERIOD * 100)):
