@@ -1,10 +1,21 @@
 #!/usr/bin/env python3
-"""End-to-end latency of the collision_monitor node over real DDS (issue 6 benchmark).
+"""End-to-end latency of the collision_monitor node over real DDS (issue 6 benchmark; the
+realistic case of issue 15).
+
+Cases (``--case``):
+
+* ``realistic`` (default): the node as the demo runs it, ``config/demo.yaml`` unchanged (demo arm
+  + its probes, markers on at their default ``marker_rate``, the default ``max_rate``) with a
+  subscriber to ``~/markers`` in the receiver (as RViz would be), for two inputs: a **static**
+  contact pose (the fingertip 1 mm into the floor: a contact in every answer) and the **moving**
+  demo script; at 100, 500 and 1000 Hz, 60 s each (``--seconds``). Targets at 1 kHz: no joint
+  state that reached the node left unanswered, p99 < 2 ms, node CPU < 50 %;
+* ``bare``: the former bench (demo arm + 256 probes, markers off, ``max_rate`` 100000, moving).
 
 Three processes on a ROS_DOMAIN_ID of their own, so that the bench never times its own overhead:
 
-* the **target**: the installed collision_monitor node (demo arm + 256 probes:
-  examples/demo/demo_probes_256.yaml, markers off), or, for the transport floor, a trivial
+* the **target**: the installed collision_monitor node (as the case says), or, for the
+  transport floor, a trivial
   **echo** node (this file run with ``--_echo``: same node name, topics, QoS and executor loop
   (``ros_run.run_node``), which answers each JointState with an empty ContactArray carrying its
   stamp);
@@ -43,12 +54,14 @@ Where the time goes (measured on the 2-CPU dev box, 2026-11-30, each part isolat
 * idle between messages: the same in-process evaluation with 10 ms of sleep before each is
   x1.4-1.5 slower than back to back (cold caches), hence p50 at 100 Hz > p50 at 1 kHz.
 
-    bench/bench_latency.py [--quick | --full] [--rates 100,500,1000] [--targets echo,node]
+    bench/bench_latency.py [--case realistic|bare] [--quick | --full] [--seconds S]
+                           [--rates 100,500,1000] [--targets echo,node]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import struct
@@ -63,6 +76,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 ADF = "examples/demo/demo_arm.yaml"
 PROBES = "examples/demo/demo_probes_256.yaml"
+DEMO_CONFIG = "config/demo.yaml"
+TOUCH = (0.0, -math.acos(0.46), -math.pi + math.acos(0.46), 0.0)
+"""The static contact pose (shoulder_yaw, shoulder_pitch, elbow, wrist): the forearm straight
+down, the fingertip 1 mm into the floor (test/ros/test_node_full.py derives it)."""
 WARM = 0.5  # s of publishing before each measured window (not counted)
 DRAIN = 0.5  # s after each window for late replies
 # Experiments: a script run as ``python $BENCH_TARGET_WRAPPER {node|echo} [--ros-args ...]`` in
@@ -169,7 +186,7 @@ def echo_main() -> int:
 
 
 # -- the publisher process -------------------------------------------------------------------
-def publish_main(domain: int, rates: list[float], seconds: float) -> int:
+def publish_main(domain: int, rates: list[float], seconds: float, pose: str = "moving") -> int:
     """Publish the demo script at each rate: WARM s, then ``seconds`` recorded between a
     ``START <rate>`` and an ``END <rate> <stamps...>`` line on stdout, then DRAIN s of silence;
     at the end ``TOTAL <n>``: every joint state published, warm-up included."""
@@ -197,7 +214,8 @@ def publish_main(domain: int, rates: list[float], seconds: float) -> int:
         nonlocal total
         period = 1e9 / rate
         n = int(np.ceil(duration * rate - 1e-9))
-        script = [demo_joint_array(k / rate).tolist() for k in range(n)]  # before the clock starts
+        script = ([list(TOUCH)] * n if pose == "static"  # before the clock starts
+                  else [demo_joint_array(k / rate).tolist() for k in range(n)])
         start = time.perf_counter_ns()
         for k in range(n):
             now = time.perf_counter_ns()
@@ -227,7 +245,7 @@ def publish_main(domain: int, rates: list[float], seconds: float) -> int:
 
 # -- the receiver (this process) -------------------------------------------------------------
 class Receiver:
-    def __init__(self, domain: int):
+    def __init__(self, domain: int, markers: bool = False):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.context import Context
@@ -248,6 +266,7 @@ class Receiver:
         self.executor.add_node(self.node)
         self.replies = []  # (stamp ns, wall ns at receipt); list.append is atomic
         self.diag = []  # (wall s, compute mean ms, compute max ms, callback mean ms)
+        self.counts = []  # (wall s, joint_states_good, coalesced) from each /diagnostics
         self.received = None  # the target's joint_states_good in its latest /diagnostics
         unpack, clock, append = struct.Struct("<iI").unpack_from, time.time_ns, self.replies.append
 
@@ -259,6 +278,15 @@ class Receiver:
         self.sub = self.node.create_subscription(ContactArray, "/collision_monitor/contacts",
                                                  on_contacts, QoSProfile(depth=1000), raw=True)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self.on_diag, 10)
+        self.markers = 0
+        if markers:  # a viewer's subscription (RViz): the node builds markers only for one
+            from visualization_msgs.msg import MarkerArray
+
+            def on_markers(raw: bytes):
+                self.markers += 1
+
+            self.node.create_subscription(MarkerArray, "/collision_monitor/markers", on_markers,
+                                          1, raw=True)
 
     def spin_while(self, busy):
         """Dispatch callbacks in this thread while ``busy()`` (spin_once: the EventsExecutor's
@@ -272,10 +300,11 @@ class Receiver:
                 v = {kv.key: kv.value for kv in st.values}
                 if "joint_states_good" in v:
                     self.received = int(v["joint_states_good"])
+                    self.counts.append((time.time(), self.received, int(v.get("coalesced", 0))))
                 try:
-                    self.diag.append((time.time(), float(v.get("compute_time_ms", "nan")),
-                                      float(v.get("compute_time_max_ms", "nan")),
-                                      float(v.get("cycle_time_ms", "nan"))))
+                    self.diag.append((time.time(), float(v.get("compute_time_ms") or "nan"),
+                                      float(v.get("compute_time_max_ms") or "nan"),
+                                      float(v.get("cycle_time_ms") or "nan")))
                 except ValueError:
                     pass
 
@@ -296,11 +325,14 @@ def stop_process(proc: subprocess.Popen) -> str:
     return err or ""
 
 
-def measure(target: str, domain: int, rates: list[float], seconds: float) -> list[dict]:
+def measure(target: str, domain: int, rates: list[float], seconds: float, case: str = "bare",
+            pose: str = "moving") -> list[dict]:
     """Start ``target`` (``node`` or ``echo``) and a publisher; one row per rate."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1")
     wrap = [sys.executable, WRAPPER, target] if WRAPPER else None  # experiments only
-    if target == "node":
+    if target == "node" and case == "realistic":
+        cmd = (wrap or [node_executable()]) + ["--ros-args", "--params-file", DEMO_CONFIG]
+    elif target == "node":
         cmd = (wrap or [node_executable()]) + ["--ros-args", "-p", f"adf_files:=['{ADF}']",
                "-p", f"probe_files:=['{PROBES}']", "-p", "publish_markers:=false",
                "-p", "max_rate:=100000.0", "-p", "report_distance:=0.05"]
@@ -311,10 +343,10 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
     pub = rx = None
     rows = []
     try:
-        rx = Receiver(domain)
+        rx = Receiver(domain, markers=case == "realistic")
         pub = subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), "--_publish", "--domain", str(domain),
-             "--rates", ",".join(map(str, rates)), "--seconds", str(seconds)],
+             "--rates", ",".join(map(str, rates)), "--seconds", str(seconds), "--pose", pose],
             cwd=str(REPO), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         if pub.stdout.readline().strip() != "READY":
             raise RuntimeError("publisher did not start")
@@ -344,7 +376,8 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
                 time.sleep(DRAIN * 0.9)
                 replies = dict(reversed(rx.replies))  # the first reply per stamp: a heartbeat
                 rx.replies.clear()  # during DRAIN repeats the last stamp
-                windows.append((rate, sent, cpu0, cpu1, t0, t1, replies, own1[0] - own0[0]))
+                windows.append((rate, sent, cpu0, cpu1, t0, t1, replies, own1[0] - own0[0],
+                                rx.markers))
             line = pub.stdout.readline().split()
             if line[:1] == ["TOTAL"]:
                 published.append(int(line[1]))
@@ -353,12 +386,20 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
         reader = threading.Thread(target=protocol, daemon=True)
         reader.start()
         rx.spin_while(reader.is_alive)
-        for rate, sent, cpu0, cpu1, t0, t1, got, own in windows:
+        marks0 = 0
+        for rate, sent, cpu0, cpu1, t0, t1, got, own, marks in windows:
             lat = np.array([(got[s] - s) * 1e-6 for s in sent if s in got])
+            # coalesced joint states from the last /diagnostics before the window's warm-up to
+            # the first after its drain (cumulative counts; warm-up included)
+            before = [c for c in rx.counts if c[0] <= t0 - WARM]
+            after = [c for c in rx.counts if c[0] >= t1 + DRAIN]
+            coalesced = (after[0][2] - before[-1][2]) if before and after else -1
             # /diagnostics in the window, less the first (its period began before the window)
             diag = [d[1:] for d in rx.diag if t0 <= d[0] <= t1 + DRAIN]
             diag = np.array(diag[1:] or diag or [(np.nan,) * 3])
-            rows.append(dict(target=target, rate=rate, sent=len(sent), lost=len(sent) - len(lat),
+            rows.append(dict(target=target, case=case, pose=pose, rate=rate, sent=len(sent),
+                             lost=len(sent) - len(lat), coalesced=coalesced,
+                             markers=(marks - marks0) / (t1 - t0 + DRAIN),
                              p50=float(np.percentile(lat, 50)) if len(lat) else np.nan,
                              p99=float(np.percentile(lat, 99)) if len(lat) else np.nan,
                              max=float(lat.max()) if len(lat) else np.nan,
@@ -367,6 +408,7 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
                              compute=float(np.nanmean(diag[:, 0])) if target == "node" else np.nan,
                              compute_max=float(np.nanmax(diag[:, 1])) if target == "node" else np.nan,
                              cycle=float(np.nanmean(diag[:, 2])) if target == "node" else np.nan))
+            marks0 = marks
         if rows and published and rx.received is not None:
             # lost joint states that the node did receive were lost on the way back
             rows[-1]["received"] = (rx.received, published[0])
@@ -386,11 +428,14 @@ def measure(target: str, domain: int, rates: list[float], seconds: float) -> lis
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="2 s per rate (default)")
-    mode.add_argument("--full", action="store_true", help="10 s per rate")
+    mode.add_argument("--quick", action="store_true", help="2 s per rate")
+    mode.add_argument("--full", action="store_true", help="60 s per rate (the realistic case's "
+                      "default; the bare case's default is 2 s)")
+    ap.add_argument("--case", choices=("realistic", "bare"), default="realistic")
     ap.add_argument("--rates", default="100,500,1000")
     ap.add_argument("--targets", default="echo,node", help="echo (transport floor), node, or both")
-    ap.add_argument("--seconds", type=float, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--seconds", type=float, default=None, help="seconds per rate")
+    ap.add_argument("--pose", choices=("moving", "static"), default="moving", help=argparse.SUPPRESS)
     ap.add_argument("--domain", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_echo", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--_publish", action="store_true", help=argparse.SUPPRESS)
@@ -399,8 +444,9 @@ def main(argv=None) -> int:
     if args._echo:
         return echo_main()
     if args._publish:
-        return publish_main(args.domain, rates, args.seconds)
-    seconds = args.seconds or (10.0 if args.full else 2.0)
+        return publish_main(args.domain, rates, args.seconds, args.pose)
+    realistic = args.case == "realistic"
+    seconds = args.seconds or (2.0 if args.quick else 60.0 if args.full or realistic else 2.0)
     targets = [t for t in args.targets.split(",") if t]
     domain = args.domain or int(os.environ.get("BENCH_DOMAIN_ID", 140 + os.getpid() % 30))
 
@@ -408,43 +454,63 @@ def main(argv=None) -> int:
     ref_paced = reference_compute(300 if args.full else 100, gap=0.01)  # idle between: cold caches
     rows = []
     for target in targets:
-        rows += measure(target, domain, rates, seconds)
+        poses = ("static", "moving") if target == "node" and realistic else ("moving",)
+        for pose in poses:
+            rows += measure(target, domain, rates, seconds, args.case, pose)
 
-    print(f"bench_latency: demo arm (21 pairs) + 256 probes, {seconds:g} s per rate, "
-          f"domain {domain}, {os.cpu_count()} CPUs; JointState publisher, target and receiver "
-          "in 3 processes")
+    what = ("config/demo.yaml as it is (demo arm + its probes, markers on with a subscriber)"
+            if realistic else "demo arm (21 pairs) + 256 probes, markers off, max_rate 100000")
+    print(f"bench_latency {args.case}: {what}; {seconds:g} s per rate, domain {domain}, "
+          f"{os.cpu_count()} CPUs; JointState publisher, target and receiver in 3 processes")
     print(f"reference: in-process model.evaluate + 256 probes = {ref * 1e3:.3f} ms per evaluation "
           f"back to back, {ref_paced * 1e3:.3f} ms with 10 ms idle before each (x{ref_paced / ref:.2f})")
-    print(f"{'target':>6} {'rate Hz':>8} {'sent':>6} {'lost':>5} {'p50 ms':>7} {'p99 ms':>7} "
-          f"{'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7} {'callback ms':>11} {'bench CPU':>9} {'runq wait':>9}")
+    print(f"{'target':>6} {'pose':>6} {'rate Hz':>8} {'sent':>6} {'lost':>5} {'coal.':>5} "
+          f"{'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'CPU':>7} {'compute ms':>10} {'max ms':>7} "
+          f"{'callback ms':>11} {'markers/s':>9} {'bench CPU':>9} {'runq wait':>9}")
     for r in rows:
-        print(f"{r['target']:>6} {r['rate']:8.0f} {r['sent']:6d} {r['lost']:5d} {r['p50']:7.3f} "
-              f"{r['p99']:7.3f} {r['max']:7.2f} {100 * r['cpu']:6.1f}% {r['compute']:10.3f} "
-              f"{r['compute_max']:7.2f} {r['cycle']:11.3f} {100 * r['bench_cpu']:8.1f}% {100 * r['wait']:8.1f}%")
+        print(f"{r['target']:>6} {r['pose']:>6} {r['rate']:8.0f} {r['sent']:6d} {r['lost']:5d} "
+              f"{r['coalesced']:5d} {r['p50']:7.3f} {r['p99']:7.3f} {r['max']:7.2f} "
+              f"{100 * r['cpu']:6.1f}% {r['compute']:10.3f} {r['compute_max']:7.2f} "
+              f"{r['cycle']:11.3f} {r['markers']:9.1f} {100 * r['bench_cpu']:8.1f}% "
+              f"{100 * r['wait']:8.1f}%")
+    print("lost: joint states without their own ContactArray; coal.: those the node received "
+          "and coalesced (its /diagnostics, window and warm-up); lost - coal. never reached it "
+          "or its answer was lost on the way back")
     for r in rows:
         if "received" in r:
             got, total = r["received"]
-            lost = sum(q["lost"] for q in rows if q["target"] == r["target"])
-            print(f"{r['target']} received {got} of the {total} joint states published in its run "
-                  f"(warm-ups included; its /diagnostics joint_states_good): of the {lost} lost in "
-                  f"the windows, at least {max(0, lost - (total - got))} reached it unanswered, "
-                  f"at most {min(lost, total - got)} never reached it (best-effort sensor-data QoS)")
+            lost = sum(q["lost"] for q in rows if q["target"] == r["target"]
+                       and q["pose"] == r["pose"])
+            print(f"{r['target']} {r['pose']}: received {got} of the {total} joint states "
+                  f"published in its run (warm-ups included; its /diagnostics joint_states_good): "
+                  f"of the {lost} lost in the windows, at least {max(0, lost - (total - got))} "
+                  f"reached it unanswered, at most {min(lost, total - got)} never reached it "
+                  "(best-effort sensor-data QoS)")
     floor = {r["rate"]: r for r in rows if r["target"] == "echo"}
     node = [r for r in rows if r["target"] == "node"]
     for r in node:
         f = floor.get(r["rate"])
         if f is not None:
-            print(f"node/echo at {r['rate']:.0f} Hz: p50 x{r['p50'] / f['p50']:.2f} "
+            print(f"node {r['pose']}/echo at {r['rate']:.0f} Hz: p50 x{r['p50'] / f['p50']:.2f} "
                   f"(+{r['p50'] - f['p50']:.3f} ms), p99 x{r['p99'] / f['p99']:.2f} "
-                  f"(+{r['p99'] - f['p99']:.3f} ms); p50 - floor = {(r['p50'] - f['p50']) / (ref * 1e3):.2f}"
-                  " x in-process compute")
+                  f"(+{r['p99'] - f['p99']:.3f} ms)")
     if node:
-        top = max(node, key=lambda r: r["rate"])
-        checks = [
-            (f"keeps up with {top['rate']:.0f} Hz, no evaluation lost", top["lost"] == 0),
-            ("p99 < 3 ms at every rate", all(r["p99"] < 3.0 for r in node)),
-            ("node compute < 0.5 ms per evaluation", all(r["compute"] < 0.5 for r in node)),
-        ]
+        top = max(r["rate"] for r in node)
+        at_top = [r for r in node if r["rate"] == top]
+        if realistic:
+            checks = [
+                (f"{top:.0f} Hz: no joint state that reached the node unanswered",
+                 all(r["coalesced"] == 0 for r in at_top)),
+                (f"{top:.0f} Hz: p99 < 2 ms", all(r["p99"] < 2.0 for r in at_top)),
+                (f"{top:.0f} Hz: node CPU < 50 %", all(r["cpu"] < 0.5 for r in at_top)),
+            ]
+        else:
+            checks = [
+                (f"keeps up with {top:.0f} Hz, no evaluation lost",
+                 all(r["lost"] == 0 for r in at_top)),
+                ("p99 < 3 ms at every rate", all(r["p99"] < 3.0 for r in node)),
+                ("node compute < 0.5 ms per evaluation", all(r["compute"] < 0.5 for r in node)),
+            ]
         for text, ok in checks:
             print(f"target {'MET    ' if ok else 'NOT MET'}: {text}")
     return 0

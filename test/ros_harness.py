@@ -38,7 +38,9 @@ def require_module(name: str):
                         f"{'ROS_DISTRO is set' if os.environ.get('ROS_DISTRO') else ROS2_SRC} "
                         "provides it: run the tests through `make test`")
         pytest.skip(f"{name} not importable and no {ROS2_SRC} to build it from")
-_domains = itertools.count((os.getpid() % 20) * 5 + 1)
+_domains = (1 + k % 232 for k in itertools.count((os.getpid() % 20) * 5))
+"""ROS_DOMAIN_IDs for the tests of this process, wrapping within 1..232 (Fast DDS refuses
+larger ids: the process then ends at once)."""
 
 
 def node_command(executable: str = "collision_monitor") -> list[str]:
@@ -95,6 +97,40 @@ BODY {name}:
   collision geometry: {{radius: 0.1}}
 """
 """An ADF file of one sphere of radius 0.1 m at (x, 0, 0) (``.format(name=, ns=, x=)``)."""
+
+SPINNER_ADF = """
+bodies: [BODY {name}, BODY knob]
+joints: [JOINT spin]
+namespace: /{ns}/
+BODY {name}:
+  name: {name}
+  mass: 0.0
+  location:
+    position: {{x: {x}, y: 0.0, z: 0.0}}
+    orientation: {{r: 0.0, p: 0.0, y: 0.0}}
+  collision shape: SPHERE
+  collision geometry: {{radius: 0.1}}
+BODY knob:
+  name: knob
+  mass: 0.1
+  location:
+    position: {{x: {x}, y: 0.0, z: 0.0}}
+    orientation: {{r: 0.0, p: 0.0, y: 0.0}}
+  collision shape: SPHERE
+  collision geometry: {{radius: 0.01}}
+JOINT spin:
+  name: spin
+  parent: BODY {name}
+  child: BODY knob
+  parent pivot: {{x: 0.0, y: 0.0, z: 0.0}}
+  parent axis: {{x: 0.0, y: 0.0, z: 1.0}}
+  child pivot: {{x: 0.0, y: 0.0, z: 0.0}}
+  child axis: {{x: 0.0, y: 0.0, z: 1.0}}
+  type: revolute
+"""
+"""SPHERE_ADF plus a sphere of radius 0.01 m at the same centre on a revolute joint ``spin``
+about its own centre: joint states drive evaluations without moving anything (the knob lies
+inside the sphere, its joint's parent: never checked against it)."""
 
 
 LAUNCH_CODE = (
@@ -164,9 +200,14 @@ class Peer:
         rclpy.shutdown(context=self.context)
 
 
+def next_domain() -> int:
+    """A ROS_DOMAIN_ID no earlier test of this process used (until they wrap)."""
+    return next(_domains)
+
+
 @pytest.fixture
 def domain() -> int:
-    return next(_domains)
+    return next_domain()
 
 
 @pytest.fixture
@@ -174,3 +215,107 @@ def peer(domain):
     p = Peer(domain)
     yield p
     p.close()
+
+
+# -- load and timing helpers for the harness tests (issue 15) -----------------------------------
+class Received:
+    """Messages of one topic on the peer with the wall time (``time.monotonic``) each arrived."""
+
+    def __init__(self, peer, mtype, topic, qos=10, raw=False):
+        self.msgs = []
+        self.times = []
+
+        def take(m):
+            self.times.append(time.monotonic())
+            self.msgs.append(m)
+
+        self.sub = peer.node.create_subscription(mtype, topic, take, qos, raw=raw)
+
+    @property
+    def last(self):
+        return self.msgs[-1] if self.msgs else None
+
+    def since(self, t0: float) -> list:
+        """Messages received at or after ``t0`` (monotonic)."""
+        return [m for m, t in zip(self.msgs, self.times) if t >= t0]
+
+    def largest_gap(self, t0: float, t1: float) -> float:
+        """Longest time (s) without a message within [t0, t1] (the ends count as arrivals)."""
+        times = [t0] + [t for t in self.times if t0 <= t <= t1] + [t1]
+        return max(b - a for a, b in zip(times, times[1:]))
+
+
+class RatePublisher:
+    """Publishes ``make()`` on ``publisher`` at ``rate`` Hz from a thread (rclpy's publish is
+    thread safe) while the test spins its executor; counts what it sent. ``stop()`` ends it."""
+
+    def __init__(self, publisher, make, rate: float):
+        import threading
+
+        self.publisher, self.make, self.period = publisher, make, 1.0 / rate
+        self.sent = 0
+        self.log = []  # (monotonic time, header stamp in ns) of every message sent
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        start = time.monotonic()
+        while not self._stop.is_set():
+            msg = self.make()
+            self.publisher.publish(msg)
+            st = msg.header.stamp
+            self.log.append((time.monotonic(), st.sec * 1_000_000_000 + st.nanosec))
+            self.sent += 1
+            delay = start + self.sent * self.period - time.monotonic()
+            if delay > 0:
+                self._stop.wait(delay)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+
+
+def stamped_joint_state(peer, names, positions, offset: float = 0.0, stamp=None):
+    """A ``sensor_msgs/JointState`` stamped with the peer's clock plus ``offset`` seconds
+    (``stamp``: these seconds instead; 0 gives an unstamped message)."""
+    from sensor_msgs.msg import JointState
+
+    m = JointState(name=list(names), position=[float(p) for p in positions])
+    ns = (peer.node.get_clock().now().nanoseconds + int(offset * 1e9) if stamp is None
+          else int(round(stamp * 1e9)))
+    m.header.stamp.sec, m.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+    return m
+
+
+def diagnostics_of(msgs, name: str = "collision_monitor") -> list:
+    """``(header stamp s, level, message, {key: value})`` of the node's statuses in
+    ``diagnostic_msgs/DiagnosticArray`` messages."""
+    out = []
+    for a in msgs:
+        for st in a.status:
+            if name in st.name:
+                out.append((a.header.stamp.sec + 1e-9 * a.header.stamp.nanosec,
+                            st.level[0] if isinstance(st.level, bytes) else int(st.level),
+                            st.message, {kv.key: kv.value for kv in st.values}))
+    return out
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory (MB) of process ``pid`` and its children (``ros2 run`` starts the node
+    as a child)."""
+    total = 0
+    pids = [pid]
+    try:
+        kids = open(f"/proc/{pid}/task/{pid}/children").read().split()
+        pids += [int(k) for k in kids]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            for line in open(f"/proc/{p}/status"):
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total / 1024.0

@@ -58,8 +58,10 @@ class MonitorConfig:
     ``heartbeat_rate``: outputs per second (Hz) when no joint state arrives; 0 turns it off.
     ``future_tolerance``: a stamp more than this many seconds ahead of ``now`` is rejected.
     ``max_stamp_age``: a stamp more than this many seconds behind ``now`` is rejected.
-    ``accept_unstamped``: a stamp of exactly 0 means "not stamped" and is replaced by the arrival
-    time (simple publishers leave the stamp empty); when false such messages are rejected.
+    ``accept_unstamped``: a stamp of exactly 0 means "not stamped". Such a message carries no
+    time, so nothing can tell whether it is current: by default it is rejected
+    (``BAD_JOINT_STATE``); when true it is stamped with its arrival time (and the outputs carry
+    that time, never 0).
     ``ignore_unknown_joints``: accept messages with joints that the model does not know and ignore
     those joints (default false: the message is rejected).
     ``report_distance``: pairs closer than this (m) are reported as contacts.
@@ -74,7 +76,7 @@ class MonitorConfig:
     heartbeat_rate: float = 1.0
     future_tolerance: float = 0.5
     max_stamp_age: float = 60.0
-    accept_unstamped: bool = True
+    accept_unstamped: bool = False
     ignore_unknown_joints: bool = False
     report_distance: float = 0.05
     warning_period: float = 5.0

@@ -59,6 +59,7 @@ class JointStateMerger:
     """
 
     NAMES_CACHE_SIZE = 64  # distinct (source, name list) verdicts remembered (cleared when full)
+    NAMES_CACHE_LENGTH = 256  # name lists longer than this are checked, not remembered
 
     def __init__(self, joint_names, config: MonitorConfig | None = None, aliases=None,
                  sources=None):
@@ -136,6 +137,8 @@ class JointStateMerger:
         return None, unknown_error, idx, kept
 
     def _cached_name_checks(self, names: tuple, source: int):
+        if len(names) > self.NAMES_CACHE_LENGTH:  # a verdict not worth keeping the names for
+            return self._name_checks(names, source)
         key = (source, self.config.ignore_unknown_joints, names)
         try:
             verdict = self._names_cache.get(key)
@@ -154,7 +157,8 @@ class JointStateMerger:
         Returns ``(code, reason, effective stamp, indices, values)``; ``code`` is "" when the
         message is good, else the first failing check in this order: ``length``,
         ``empty_name``, ``duplicate``, ``non_finite``, ``bad_stamp``, ``unstamped``, ``future``,
-        ``past``, ``unknown``. A stamp of 0 (unstamped) becomes ``now`` when accepted.
+        ``past``, ``unknown``. A stamp of 0 (unstamped) is refused, or becomes ``now`` with
+        ``accept_unstamped``.
         """
         cfg = self.config
 
@@ -183,7 +187,8 @@ class JointStateMerger:
             return reject("bad_stamp", f"stamp {stamp} is not finite")
         if stamp == 0.0:
             if not cfg.accept_unstamped:
-                return reject("unstamped", "message is not stamped (stamp 0)")
+                return reject("unstamped", "stamp is 0 (the message is not stamped): stamp it, "
+                                           "or set accept_unstamped to stamp it on arrival")
             stamp = float(now)
         if stamp > now + cfg.future_tolerance:
             return reject("future", f"stamp is {stamp - now:.3f} s in the future "
@@ -201,8 +206,7 @@ class JointStateMerger:
         accepted). The code of the latest rejection is kept in ``last_code``."""
         code, error, stamp, idx, values = self.check(names, positions, stamp, now, source)
         if code:
-            self.bad_count += 1
-            self.last_error, self.last_code = error, code
+            self.reject(code, error)
             return False, error
         self.positions[idx] = values
         self.joint_stamps[idx] = stamp
@@ -212,6 +216,11 @@ class JointStateMerger:
         self.good_count += 1
         self.last_error = self.last_code = ""
         return True, ""
+
+    def reject(self, code: str, reason: str) -> None:
+        """Count a rejected message (``code``, ``reason`` as :meth:`check` gives them)."""
+        self.bad_count += 1
+        self.last_error, self.last_code = reason, code
 
     def rebase(self, now: float) -> None:
         """The clock jumped back to ``now``: the stamps of the values held (joints, latest

@@ -158,10 +158,16 @@ class CollisionMonitor:
 
     def take_over(self, previous: CollisionMonitor) -> None:
         """Continue from a monitor of a previous model (a reload): joint values by name, the
-        enabled flag and the evaluation count."""
+        enabled flag, the schedule and the counts (evaluations, rejected joint states,
+        coalesced requests)."""
         self.merger.take_over(previous.merger)
+        self.merger.bad_count = previous.merger.bad_count
         self.enabled = previous.enabled
         self.evaluations = previous.evaluations
+        self.last_output_time = previous.last_output_time
+        self._eval_times = previous._eval_times
+        old, new = previous.limiter, self.limiter
+        new.requests, new.coalesced, new.deferred = old.requests, old.coalesced, old.deferred
 
     # -- inputs ----------------------------------------------------------------------------------
     def on_joint_state(self, names, positions, stamp: float, now: float, source: int = 0):
@@ -175,6 +181,13 @@ class CollisionMonitor:
             self._warn("bad:" + self.merger.last_code, f"rejected joint state: {reason}", now)
         self.limiter.request(now)
         return accepted, reason
+
+    def on_bad_joint_state(self, code: str, reason: str, now: float) -> None:
+        """A joint-state message refused before it could be read (the node's decoder): counted
+        and reported as :meth:`on_joint_state` reports a rejected one."""
+        self.merger.reject(code, reason)
+        self._warn("bad:" + code, f"rejected joint state: {reason}", now)
+        self.limiter.request(now)
 
     def on_clock_jump_back(self, now: float) -> None:
         """The clock jumped back to ``now`` (bag loop, simulator reset): forget the times that
@@ -210,11 +223,10 @@ class CollisionMonitor:
         return None
 
     def evaluation_rate(self, now: float) -> float:
-        """Evaluations per second over the last :attr:`RATE_WINDOW` seconds."""
-        times = self._eval_times
-        while times and now - times[0] > self.RATE_WINDOW:
-            times.popleft()
-        return len(times) / self.RATE_WINDOW
+        """Evaluations per second over the last :attr:`RATE_WINDOW` seconds. Only reads (a
+        copy of) the evaluation times: the node's diagnostics thread calls it too."""
+        window = self.RATE_WINDOW
+        return sum(1 for t in tuple(self._eval_times) if now - t <= window) / window
 
     # -- status ------------------------------------------------------------------------------------
     def unreceived(self) -> list:
@@ -288,7 +300,10 @@ class CollisionMonitor:
         out.evaluated = True
         out.result = result
         self.evaluations += 1
-        self._eval_times.append(float(now))
+        times = self._eval_times
+        times.append(float(now))
+        while now - times[0] > self.RATE_WINDOW:  # the window's, nothing older (bounded)
+            times.popleft()
         # the model's result says when there is no contact (the usual cycle): no records built
         index = getattr(result, "contact_index", None)
         contacts = [] if index is not None and len(index) == 0 else list(result.contacts)

@@ -13,24 +13,35 @@ __all__ = ["RateLimiter", "WarningThrottle"]
 
 
 class RateLimiter:
-    """At most ``max_rate`` evaluations per second on average.
+    """At most ``max_rate`` evaluations per second on average, and never more than
+    :attr:`MAX_BUSY_FRACTION` of the time spent evaluating.
 
-    Evaluations are given slots ``1 / max_rate`` s apart; a slot used late (by less than one
-    period) does not push the next slot back, so clock jitter of the input does not lower the rate.
-    ``request()`` marks an evaluation as wanted; ``due(now)`` tells whether it may run now;
-    ``next_time()`` when a deferred one may run. Requests made while one is pending coalesce into
-    it (counted in ``coalesced``); none is dropped.
+    A token bucket: tokens accrue at ``max_rate`` per second up to :attr:`burst`; an
+    evaluation takes one. So input that is on average within the cap is answered message by
+    message even when it arrives bunched (a publisher or the network catching up after a stall),
+    while faster input is held to ``max_rate``. ``request()`` marks an evaluation as wanted;
+    ``due(now)`` tells whether it may run now; ``next_time()`` when a deferred one may run.
+    Requests made while one is pending coalesce into it (counted in ``coalesced``: those joint
+    states get no output of their own; the newest is always evaluated); none is dropped.
+
+    ``account(seconds)``: the caller reports how long the cycle marked last took (evaluation and
+    publishing); the next one is allowed no earlier than ``seconds / MAX_BUSY_FRACTION`` after
+    that cycle began. When evaluations cost more than the input's period allows (a slow or
+    loaded machine), joint states then coalesce instead of queueing without bound in front of the
+    evaluation, and the rest of the time stays free for joint-state intake, timers and services.
     """
 
     TOLERANCE = 1e-6  # s: clock rounding allowed when comparing with a slot
+    BURST_WINDOW = 0.01  # s of evaluations at max_rate that may run back to back (>= 2)
+    MAX_BUSY_FRACTION = 0.8  # largest share of the time spent in evaluation cycles
 
     def __init__(self, max_rate: float = 0.0):
-        self.max_rate = float(max_rate)
         self.pending = False
-        self.last = -math.inf
         self.requests = 0
         self.coalesced = 0
         self.deferred = 0
+        self.max_rate = max_rate
+        self.reset()
 
     @property
     def max_rate(self) -> float:
@@ -41,40 +52,62 @@ class RateLimiter:
     def max_rate(self, value: float) -> None:
         self._max_rate = float(value)
         self._period = 1.0 / self._max_rate if self._max_rate > 0.0 else 0.0
+        self.burst = max(2.0, math.ceil(self._max_rate * self.BURST_WINDOW))
 
     @property
     def period(self) -> float:
-        """Minimum spacing between evaluations (s); 0 without a cap."""
+        """Spacing of evaluations at the cap (s); 0 without a cap."""
         return self._period
+
+    def _tokens(self, now: float) -> float:
+        if self._period == 0.0:
+            return math.inf
+        return min(self.burst, self._tokens_at + (now - self._tokens_time) / self._period)
+
+    def _earliest(self) -> float:
+        """When the next evaluation is allowed (s): a whole token and the busy budget."""
+        token_time = (self._tokens_time + (1.0 - self._tokens_at) * self._period
+                      if self._period and self._tokens_at < 1.0 else -math.inf)
+        return max(token_time, self._busy_until)
 
     def request(self, now: float) -> None:
         """Ask for an evaluation at ``now`` (coalesces with one already pending)."""
         self.requests += 1
         if self.pending:
             self.coalesced += 1
-        elif now < self.last + self._period - self.TOLERANCE:
+        elif now < self._earliest() - self.TOLERANCE:
             self.deferred += 1
         self.pending = True
 
     def due(self, now: float) -> bool:
         """True when an evaluation is pending and allowed at ``now``."""
-        return self.pending and now >= self.last + self._period - self.TOLERANCE
+        return self.pending and now >= self._earliest() - self.TOLERANCE
 
     def next_time(self) -> float | None:
         """When the pending evaluation may run (s), or None when nothing is pending."""
-        return self.last + self._period if self.pending else None
+        return max(self._earliest(), self._last) if self.pending else None
 
     def mark(self, now: float) -> None:
-        """Record an evaluation at ``now``; clears the pending request."""
+        """Record an evaluation cycle beginning at ``now``; clears the pending request."""
         self.pending = False
-        period = self._period
-        slot = self.last + period
-        on_time = period > 0.0 and slot - self.TOLERANCE <= now < slot + period
-        self.last = slot if on_time else float(now)
+        tokens = self._tokens(now)
+        if math.isfinite(tokens):
+            self._tokens_at = max(tokens, 1.0) - 1.0
+            self._tokens_time = float(now)
+        self._last = float(now)
+
+    def account(self, seconds: float) -> None:
+        """The cycle marked last took ``seconds`` (wall time of evaluation and publishing)."""
+        if seconds > 0.0 and math.isfinite(seconds):
+            self._busy_until = self._last + seconds / self.MAX_BUSY_FRACTION
 
     def reset(self) -> None:
-        """Forget the last evaluation time (the clock jumped back); a pending request stays."""
-        self.last = -math.inf
+        """Forget the past evaluations (the clock jumped back): a full bucket, no busy time;
+        a pending request stays."""
+        self._tokens_at = self.burst
+        self._tokens_time = -math.inf
+        self._busy_until = -math.inf
+        self._last = -math.inf
 
 
 class WarningThrottle:

@@ -33,7 +33,7 @@ from geometry_msgs.msg import Point, Vector3
 from ambf_collision.msg import Contact, ContactArray, ProbeArray, ProbeState
 
 __all__ = ["stamp_msg", "decode_joint_state", "ContactArrayWriter", "ContactArraySerializer",
-           "ProbeArrayWriter", "ProbeArraySerializer"]
+           "JointStateTooLarge", "MAX_JOINT_NAMES", "ProbeArrayWriter", "ProbeArraySerializer"]
 
 _SLOTS = all(f"_{k}" in ProbeState.__slots__ for k in
              ("in_contact", "depth", "area", "distance", "touching_body")) and all(
@@ -211,6 +211,11 @@ class ProbeArrayWriter:
 
 _HEAD = struct.Struct("<iI")  # stamp sec, nanosec
 _U32 = struct.Struct("<I")
+MAX_JOINT_NAMES = 10_000  # names read from one JointState: beyond, refused unread (bounded time)
+
+
+class JointStateTooLarge(ValueError):
+    """A ``JointState`` naming more than :data:`MAX_JOINT_NAMES` joints (not read)."""
 
 
 def decode_joint_state(data: bytes):
@@ -282,6 +287,8 @@ def _decode_names(body, off):
     """The ``name`` sequence at body offset ``off`` (4-aligned) and the offset past it."""
     names = []
     (count,) = _U32.unpack_from(body, off)
+    if count > MAX_JOINT_NAMES:
+        raise JointStateTooLarge(f"{count} joint names (more than {MAX_JOINT_NAMES}): not read")
     off += 4
     for _ in range(count):
         off += -off % 4

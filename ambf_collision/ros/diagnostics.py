@@ -1,5 +1,11 @@
-"""What the node reports on ``/diagnostics``: level, message and key/values of one status
-(pure Python; the node wraps them in ``diagnostic_msgs/DiagnosticStatus``).
+"""What the node reports on ``/diagnostics`` and when (pure Python; the node wraps the report in
+``diagnostic_msgs/DiagnosticStatus``).
+
+One message per ``diagnostics_period`` from :class:`PeriodicThread`, a thread of its own: the
+executor's timers can be held up behind a flood of joint states (rclpy's EventsExecutor queues
+one event per arriving message), this thread cannot. Values are strings without NaN:
+an unknown number is ``''``, a number that is infinite by definition (the distance when nothing
+is checked, the age of a joint state never received) is ``inf``.
 
 Levels (``DiagnosticStatus`` bytes): OK when monitoring as asked; WARN when disabled (or idle
 without a model), or when joints were never received and are held at their last value; STALE
@@ -17,7 +23,8 @@ from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABL
                                            STATUS_NAMES, STATUS_NO_JOINT_STATE, STATUS_OK,
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE)
 
-__all__ = ["ERROR", "LEVELS", "OK", "STALE", "WARN", "closure_summary", "diagnostic_report"]
+__all__ = ["ERROR", "LEVELS", "OK", "STALE", "WARN", "CycleStats", "PeriodicThread",
+           "closure_summary", "diagnostic_report", "number"]
 
 OK, WARN, ERROR, STALE = 0, 1, 2, 3  # diagnostic_msgs/DiagnosticStatus levels
 
@@ -41,8 +48,8 @@ def closure_summary(model, result) -> dict:
     worst = int(np.lexsort((res[:, 1], res[:, 0]))[-1])
     joint = closures[worst] if worst < len(closures) else worst
     name = model.joint_names[joint] if isinstance(joint, (int, np.integer)) else str(joint)
-    return {"closure_position_residual_m": f"{res[:, 0].max():.6g}",
-            "closure_angle_residual_rad": f"{res[:, 1].max():.6g}",
+    return {"closure_position_residual_m": number(res[:, 0].max(), ".6g"),
+            "closure_angle_residual_rad": number(res[:, 1].max(), ".6g"),
             "closure_worst_joint": name}
 
 
@@ -63,6 +70,88 @@ def diagnostic_report(status: int, reason: str, values: dict, unreceived=(),
     return level, message, values
 
 
+def number(x, fmt: str = ".6g") -> str:
+    """A diagnostic value: ``x`` formatted, ``''`` for NaN (unknown), ``inf``/``-inf`` as such."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return ""
+    if math.isnan(x):
+        return ""
+    return format(x, fmt) if math.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
 def milliseconds(seconds: float) -> str:
     """A time in ms for a diagnostic value ('' when unknown)."""
-    return f"{1e3 * seconds:.4f}" if math.isfinite(seconds) else ""
+    return number(1e3 * seconds, ".4f") if math.isfinite(seconds) else ""
+
+
+class PeriodicThread:
+    """Calls ``callback()`` every ``period`` seconds of wall time from a daemon thread.
+
+    Exactly one call per period: the schedule is kept from the start (no drift), a call that
+    comes late (a loaded machine) is not followed by catch-up calls, the schedule restarts from
+    it. Independent of the node's executor, so that a flood of joint states, which can queue up
+    in front of the executor's timers, cannot delay or bunch what this thread publishes.
+    ``period`` may be changed (from the next call on); ``on_error(err)`` gets an exception of
+    ``callback`` (the thread goes on); :meth:`stop` ends the thread and waits for it.
+    """
+
+    def __init__(self, period: float, callback, name: str = "periodic", on_error=None):
+        import threading
+
+        self.period = float(period)
+        self.callback = callback
+        self.on_error = on_error
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> "PeriodicThread":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        import time
+
+        due = time.monotonic() + self.period
+        while not self._stop.wait(max(0.0, due - time.monotonic())):
+            try:
+                self.callback()
+            except Exception as err:  # noqa: BLE001 - reported, the schedule goes on
+                if self.on_error is not None:
+                    self.on_error(err)
+            now = time.monotonic()
+            due += self.period
+            if due <= now:  # late by a period or more: restart from now, no bunching
+                due = now + self.period
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+
+class CycleStats:
+    """Compute and cycle times (s) of the evaluations since the last diagnostics message."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.cycles = 0
+        self.compute = self.cycle = self.compute_max = self.cycle_max = 0.0
+
+    def add(self, compute: float, cycle: float):
+        self.cycles += 1
+        self.compute += compute
+        self.cycle += cycle
+        self.compute_max = max(self.compute_max, compute)
+        self.cycle_max = max(self.cycle_max, cycle)
+
+    def values(self) -> dict:
+        """Mean and largest compute and cycle time (ms; '' when nothing was evaluated)."""
+        n = self.cycles
+        return {"compute_time_ms": milliseconds(self.compute / n if n else math.nan),
+                "compute_time_max_ms": milliseconds(self.compute_max if n else math.nan),
+                "cycle_time_ms": milliseconds(self.cycle / n if n else math.nan),
+                "cycle_time_max_ms": milliseconds(self.cycle_max if n else math.nan)}

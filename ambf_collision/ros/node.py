@@ -8,12 +8,21 @@ Topics (relative names are remappable and take the node's namespace; ``~`` is th
 
 - in: ``joint_state_topics`` (default ``joint_states``; sensor_msgs/JointState, sensor-data
   QoS; several publishers and topics with partial joint sets merge); ``/tf``, ``/tf_static``
-  (only for ``root_frames``); ``/clock`` with ``use_sim_time``.
+  (for ``root_frames``; read in slices of bounded time, ``ros/tf_intake.py``); ``/clock`` with
+  ``use_sim_time``.
 - out: ``~/contacts`` (ContactArray) on every evaluation and at ``heartbeat_rate`` when no joint
   state arrives; ``~/probes`` (ProbeArray) with it when probe files are given; ``~/markers``
-  (visualization_msgs/MarkerArray) at ``marker_rate`` only while someone subscribes;
-  ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) every ``diagnostics_period``.
-- services: ``~/enable`` (std_srvs/SetBool), ``~/reload`` (std_srvs/Trigger).
+  (visualization_msgs/MarkerArray) from their own timer at ``marker_rate``, of the latest
+  evaluation, only while someone subscribes (never on the evaluation path); ``/diagnostics``
+  (diagnostic_msgs/DiagnosticArray) from a thread of its own, exactly one message per
+  ``diagnostics_period`` of wall time, however busy the executor is.
+- services: ``~/enable`` (std_srvs/SetBool), ``~/reload`` (std_srvs/Trigger: the files are read
+  and compiled in a worker thread while the node keeps evaluating the old model and publishing;
+  the new model is installed between two evaluations, ``ros/scene_loading.py``).
+
+Evaluations follow the joint states, held to ``max_rate`` on average and to a share of the time
+(``monitor/scheduling.py``): faster input coalesces into the next evaluation (counted in
+``/diagnostics``), the newest state is always evaluated, and nothing queues without bound.
 
 Parameters: ``ros/node_parameters.py`` (each one documented in ``config/collision_monitor.yaml``).
 Times in seconds on the node's clock (ROS time, or sim time with ``use_sim_time``); when that
@@ -23,7 +32,6 @@ the node publishes again at once.
 
 from __future__ import annotations
 
-import math
 import time
 
 from builtin_interfaces.msg import Time
@@ -31,24 +39,24 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import JumpThreshold
 from rclpy.duration import Duration
+from rclpy.exceptions import InvalidTopicNameException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
+from visualization_msgs.msg import MarkerArray
 
 from ambf_collision.monitor.config import MonitorConfig
 from ambf_collision.monitor.monitor import CollisionMonitor
-from ambf_collision.monitor.scene import load_scene
 from ambf_collision.msg import ContactArray, ProbeArray
-from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
-                                       JointStateDecoder, ProbeArraySerializer, ProbeArrayWriter,
-                                       Stamp, stamp_msg)
-from ambf_collision.ros.diagnostics import closure_summary, diagnostic_report, milliseconds
-from ambf_collision.ros.node_parameters import MONITOR_KEYS, PARAMETERS
+from ambf_collision.ros.convert import JointStateDecoder, JointStateTooLarge, Stamp, stamp_msg
+from ambf_collision.ros.diagnostics import (CycleStats, PeriodicThread, closure_summary,
+                                            diagnostic_report, number)
+from ambf_collision.ros.node_parameters import MONITOR_KEYS, PARAMETERS, check_combination
 from ambf_collision.ros.parameters import ConfigError, declare_parameters, on_set_parameters
-from ambf_collision.ros.paths import resolve_package_path
 from ambf_collision.ros.run import run_node
+from ambf_collision.ros.scene_loading import PreparedScene, SceneLoader, load_node_scene
 from ambf_collision.ros.tf import TfSource
 
 __all__ = ["PARAMETERS", "CollisionMonitorNode", "ConfigError", "main"]
@@ -62,13 +70,12 @@ class CollisionMonitorNode(Node):
     def __init__(self, **kwargs):
         super().__init__("collision_monitor", **kwargs)
         p = declare_parameters(self, PARAMETERS)
+        check_combination(p)
         self.params = p
         self.world_frame = p["world_frame"]
-        self.root_frames = p["root_frames"] if any(p["root_frames"]) else []
-        self._check_lists(p)
+        self.root_frames = p["root_frames"]
         self.config = MonitorConfig(**{k: p[k] for k in MONITOR_KEYS})
         self.publish_markers = p["publish_markers"]
-        self.marker_rate = p["marker_rate"]
 
         # the node's clock is the system clock unless ROS time (use_sim_time) is active: told
         # by the clock's own jump callback, which also reports jumps back (see _on_clock_jump)
@@ -78,114 +85,96 @@ class CollisionMonitorNode(Node):
             JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1),
                           on_clock_change=True), post_callback=self._on_clock_jump)
 
-        self.tf = TfSource(self, p["transform_tolerance"],
+        self.tf = TfSource(self, p["transform_tolerance"], now=self._now,
+                           future_tolerance=p["future_tolerance"],
                            force_fallback=p["tf_backend"] == "fallback")
         self._root_poses = [None] * len(self.root_frames) if self.root_frames else None
         self._tf_reason = ""
+        self._tf_refused = 0
         self._stamp_pair = (None, None, 0, 0)  # (float stamp, Time or None, sec, nanosec)
         self._joint_state_decoder = JointStateDecoder()
-        self._last_marker = -math.inf
         self.markers_published = 0
-        self._stats = _CycleStats()
-        self._last_out = None
+        self._stats = CycleStats()
+        self._last_out = self._last_eval = self._marked = None
+        self._loader = SceneLoader()
 
-        self._install_scene(self._load_scene(), previous=None)
+        self._install(self._load(p), previous=None)
 
         self.contacts_pub = self.create_publisher(ContactArray, "~/contacts", 10)
         self.probes_pub = self.create_publisher(ProbeArray, "~/probes", 10)
-        from visualization_msgs.msg import MarkerArray
-
         self.markers_pub = self.create_publisher(MarkerArray, "~/markers", 1)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # raw: the serialized JointState is decoded here (names, positions, stamp only), which
         # costs a fraction of rclpy's conversion into a Python message
-        self.joint_state_subs = [
-            self.create_subscription(JointState, topic,
-                                     lambda data, source=i: self._on_joint_state_raw(data, source),
-                                     qos_profile_sensor_data, raw=True)
-            for i, topic in enumerate(p["joint_state_topics"])]
+        self.joint_state_subs = []
+        for i, topic in enumerate(p["joint_state_topics"]):
+            try:
+                self.joint_state_subs.append(self.create_subscription(
+                    JointState, topic, lambda data, source=i: self._on_joint_state_raw(data, source),
+                    qos_profile_sensor_data, raw=True))
+            except (InvalidTopicNameException, ValueError, TypeError) as err:
+                raise ConfigError(f"parameter joint_state_topics: {topic!r} is not a valid topic "
+                                  f"name ({' '.join(str(err).split()[:12])})") from None
         self.create_service(SetBool, "~/enable", self._on_enable)
         self.create_service(Trigger, "~/reload", self._on_reload)
         self.heartbeat_timer = self.create_timer(1.0 / self.config.heartbeat_rate, self._on_heartbeat)
         self.deferred_timer = self.create_timer(1.0 / self.config.max_rate, self._on_deferred)
         self.deferred_timer.cancel()
-        self.diag_timer = self.create_timer(p["diagnostics_period"], self._on_diagnostics)
+        self.marker_timer = self.create_timer(1.0 / p["marker_rate"], self._on_marker_timer)
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._diagnostics = PeriodicThread(
+            p["diagnostics_period"], self._on_diagnostics, "ambf_collision diagnostics",
+            on_error=lambda err: self.get_logger().error(f"diagnostics: {err}",
+                                                         throttle_duration_sec=60.0)).start()
         topics = ", ".join(sub.topic_name for sub in self.joint_state_subs)
         self.get_logger().info(
             f"{self.get_fully_qualified_name()}: {len(self.scene.adf_paths)} ADF file(s), "
             f"{len(self.model.joint_names)} joint(s), {self.scene.probe_count()} probe(s), "
             f"joint states from {topics}, world frame '{self.world_frame}', TF: {self.tf.backend}")
 
-    def _check_lists(self, p) -> None:
-        """Per-file and per-topic lists must match the files and topics (ConfigError)."""
-        n_files = len(p["adf_files"])
-        if self.root_frames and len(self.root_frames) != n_files:
-            raise ConfigError(f"parameter root_frames: {len(self.root_frames)} entries for "
-                              f"{n_files} adf_files (one frame per file, '' = none)")
-        ns = p["adf_namespaces"]
-        if ns and len(ns) != n_files:
-            raise ConfigError(f"parameter adf_namespaces: {len(ns)} entries for {n_files} "
-                              "adf_files (one per file)")
-        if p["tf_backend"] not in ("auto", "fallback"):
-            raise ConfigError(f"parameter tf_backend: must be 'auto' or 'fallback', "
-                              f"got {p['tf_backend']!r}")
-        if not p["joint_state_topics"]:
-            raise ConfigError("parameter joint_state_topics: names no topic")
-        files = p["joint_state_files"]
-        if files != [-1]:
-            if len(files) != len(p["joint_state_topics"]):
-                raise ConfigError(f"parameter joint_state_files: {len(files)} entries for "
-                                  f"{len(p['joint_state_topics'])} joint_state_topics (one per "
-                                  "topic, or [-1])")
-            bad = [f for f in files if not -1 <= f < n_files]
-            if bad:
-                raise ConfigError(f"parameter joint_state_files: {bad[0]} is not the index of "
-                                  f"one of the {n_files} adf_files (or -1)")
-
     # -- scene -------------------------------------------------------------------------------
-    def _load_scene(self):
-        """The scene of the parameters (raises ValueError/OSError naming file, entry, key)."""
-        p = self.params
-        namespaces = p["adf_namespaces"] or None
-        scene = load_scene(p["adf_files"], p["probe_files"], namespaces=namespaces,
-                           ignore_pairs=p["ignore_pairs"], check_pairs=p["check_pairs"],
-                           coupling_files=p["coupling_files"], couplings=p["couplings"],
-                           resolve=resolve_package_path)
+    def _load(self, params) -> PreparedScene:
+        """The scene of ``params``, loaded here (start-up; raises naming file, entry, key)."""
+        return load_node_scene(params, self.world_frame)
+
+    def _install(self, prepared: PreparedScene, previous) -> None:
+        """Make ``prepared`` the node's scene, with a fresh monitor that continues from
+        ``previous`` (joint values by name, enabled flag, counters); loading warnings go to the
+        ROS logger. Runs on the executor, between two evaluations."""
+        scene = prepared.scene
+        if prepared.compiled:
+            import numba
+
+            where = numba.config.CACHE_DIR or "next to the sources"
+            self.get_logger().info(
+                f"JIT: numba compiled {prepared.compiled} function(s) of the core; the scene "
+                f"took {prepared.seconds:.1f} s to load (kept in numba's cache, {where}, for the "
+                "next start)")
         for line in scene.warnings:
             self.get_logger().warning(line)
         if scene.empty:
             self.get_logger().warning(NO_ADF)
-        return scene
-
-    def _install_scene(self, scene, previous):
-        """A fresh monitor for ``scene``; joint values known before carry over by name."""
         files = self.params["joint_state_files"]
         if files == [-1]:
             files = [-1] * len(self.params["joint_state_topics"])
-        sources = [None if f < 0 else f for f in files]
-        monitor = CollisionMonitor(scene.model, self.config, probes=scene.probes,
-                                   required_joints=self.params["required_joints"],
-                                   joint_sources=sources,
-                                   idle_reason=NO_ADF if scene.empty else "")
+        try:
+            monitor = CollisionMonitor(scene.model, self.config, probes=scene.probes,
+                                       required_joints=self.params["required_joints"],
+                                       joint_sources=[None if f < 0 else f for f in files],
+                                       idle_reason=NO_ADF if scene.empty else "")
+        except ValueError as err:  # required_joints naming a joint the model does not have
+            raise ConfigError(f"parameter {err}") from None
         if previous is not None:
             monitor.take_over(previous)
+        self.prepared = prepared
         self.scene = scene
         self.model = scene.model
         self.monitor = monitor
-        self.contact_writer = ContactArrayWriter(self.world_frame)
-        # contact and probe arrays go out as serialized bytes when that matches the middleware's
-        # own serialization of the writer's message exactly (checked once here); else as messages
-        cser = ContactArraySerializer(self.world_frame)
-        self.contact_serializer = cser if cser.matches(self.contact_writer) else None
-        ps = scene.probe_set
-        self.probe_writer = self.probe_serializer = None
-        if ps is not None:
-            self.probe_writer = ProbeArrayWriter(self.world_frame, ps.names, ps.bodies,
-                                                 scene.model.body_names)
-            ser = ProbeArraySerializer(self.world_frame, ps.names, ps.bodies,
-                                       scene.model.body_names)
-            self.probe_serializer = ser if ser.matches(self.probe_writer) else None
+        self.contact_writer = prepared.contact_writer
+        self.contact_serializer = prepared.contact_serializer
+        self.probe_writer = prepared.probe_writer
+        self.probe_serializer = prepared.probe_serializer
+        self._last_out = self._last_eval = self._marked = None
 
     # -- clock -------------------------------------------------------------------------------
     def _now(self) -> float:
@@ -198,8 +187,8 @@ class CollisionMonitorNode(Node):
     def _on_clock_jump(self, jump) -> None:
         """ROS time activated or deactivated (:meth:`_now` follows), or the clock jumped back: a
         bag loop or a simulator reset. Then every time the node remembers lies in the future:
-        the monitor's schedule and ages, the TF buffer and the marker timer are reset, and an
-        output goes out at once."""
+        the monitor's schedule and ages and the TF buffer are reset, and an output goes out at
+        once."""
         self._ros_time_active = self.get_clock().ros_time_is_active
         delta = jump.delta.nanoseconds * 1e-9
         if delta >= 0.0:
@@ -209,7 +198,6 @@ class CollisionMonitorNode(Node):
                                   "rate limiter, heartbeat, joint-state ages and TF cleared")
         self.monitor.on_clock_jump_back(now)
         self.tf.clear()
-        self._last_marker = -math.inf
         self._cycle(now, time.perf_counter(), force=True)
 
     # -- inputs ------------------------------------------------------------------------------
@@ -220,6 +208,11 @@ class CollisionMonitorNode(Node):
         t0 = time.perf_counter()
         try:
             decoded = self._joint_state_decoder.decode(data)
+        except JointStateTooLarge as err:  # refused unread: its cost stays bounded
+            now = self._now()
+            self.monitor.on_bad_joint_state("length", str(err), now)
+            self._cycle(now, t0)
+            return
         except ValueError:
             decoded = None
         if decoded is None:
@@ -242,7 +235,10 @@ class CollisionMonitorNode(Node):
         accepted, _ = self.monitor.on_joint_state(names, positions, sec + nanosec * 1e-9, now,
                                                   source)
         if accepted:
-            self._stamp_pair = (self.monitor.merger.stamp, st, sec, nanosec)
+            if sec or nanosec:
+                self._stamp_pair = (self.monitor.merger.stamp, st, sec, nanosec)
+            else:  # unstamped, taken with accept_unstamped: stamped on arrival, never 0
+                self._stamp_pair = (None, None, 0, 0)
         self._cycle(now, t0)
 
     def _on_heartbeat(self):
@@ -276,21 +272,26 @@ class CollisionMonitorNode(Node):
 
     # -- one cycle ---------------------------------------------------------------------------
     def _cycle(self, now: float, t0: float, force: bool = False):
+        """Evaluate and publish when the rate limiter allows (or ``force``: heartbeat, enable,
+        reload, clock jump); otherwise the deferred timer brings the newest state back."""
         monitor = self.monitor
         if not (force or monitor.limiter.due(now)):
-            if monitor.limiter.pending:  # capped by max_rate: run it (coalesced) a period later
+            if monitor.limiter.pending and self.deferred_timer.is_canceled():
                 self.deferred_timer.reset()
             return
         tf_ok = self._update_root_poses(now)
         out = monitor.step(now, root_poses=self._root_poses if tf_ok else None, tf_ok=tf_ok,
                            on_contacts=self._publish_contacts)
-        self._publish(out, now)
+        self._publish_probes(out)
         for w in out.warnings:
             self.get_logger().warning(w)
         if not tf_ok:
             self.get_logger().warning(f"TF unavailable: {self._tf_reason}", throttle_duration_sec=5.0)
+        cycle = time.perf_counter() - t0
+        monitor.limiter.account(cycle)
         if out.evaluated:
-            self._stats.add(out.compute_time, time.perf_counter() - t0)
+            self._stats.add(out.compute_time, cycle)
+            self._last_eval = out
         self._last_out = out
 
     def _stamp(self, out) -> Time:
@@ -318,34 +319,43 @@ class CollisionMonitorNode(Node):
                                   if cser is not None
                                   else self.contact_writer.fill(out, self._stamp(out)))
 
-    def _publish(self, out, now: float):
-        """``~/probes`` and (when due and subscribed) ``~/markers`` of a finished step."""
+    def _publish_probes(self, out):
+        """``~/probes`` of a finished step (when the scene has probes)."""
         pw = self.probe_writer
-        if pw is not None:
-            ser = self.probe_serializer
-            if out.probes is None:
-                self.probes_pub.publish(pw.empty(out.status, self._stamp(out)))
-            elif ser is not None:
-                self.probes_pub.publish(ser.serialize(out.status, self._serializer_stamp(out),
-                                                      out.probes))
-            else:
-                self.probes_pub.publish(pw.fill(out.status, self._stamp(out), out.probes))
-        if (self.publish_markers and out.result is not None and not self.scene.empty
-                and now - self._last_marker >= 1.0 / self.marker_rate
-                and self.markers_pub.get_subscription_count() > 0):
-            self._last_marker = now
-            self._publish_markers(out, self._stamp(out))
+        if pw is None:
+            return
+        ser = self.probe_serializer
+        if out.probes is None:
+            self.probes_pub.publish(pw.empty(out.status, self._stamp(out)))
+        elif ser is not None:
+            self.probes_pub.publish(ser.serialize(out.status, self._serializer_stamp(out),
+                                                  out.probes))
+        else:
+            self.probes_pub.publish(pw.fill(out.status, self._stamp(out), out.probes))
 
-    def _publish_markers(self, out, stamp):
+    # -- markers: from their own timer, never on the evaluation path ---------------------------
+    def _on_marker_timer(self):
+        """At ``marker_rate``: the markers of the latest evaluation, when there is a new one
+        and someone subscribes (the evaluation's buffers hold it until the next evaluation,
+        which cannot run during this callback)."""
+        out = self._last_eval
+        if (not self.publish_markers or out is None or out is self._marked or self.scene.empty
+                or self.markers_pub.get_subscription_count() == 0):
+            return
         from ambf_collision.ros.markers import build_markers
 
-        arr = build_markers(self.model, out.result, out.probes, self.world_frame, stamp,
+        self._marked = out
+        arr = build_markers(self.model, out.result, out.probes, self.world_frame, self._stamp(out),
                             near=self.monitor.config.report_distance)
         self.markers_pub.publish(arr)
         self.markers_published += 1
 
-    # -- diagnostics -------------------------------------------------------------------------
+    # -- diagnostics: from a thread of their own -----------------------------------------------
     def _on_diagnostics(self):
+        """One ``/diagnostics`` message (called every ``diagnostics_period`` by
+        :class:`PeriodicThread`, beside the executor), and a throttled warning when TF
+        transforms were refused since the last one. It only reads what the executor's callbacks
+        write (single attribute reads and copies): a value may be one evaluation old."""
         now = self._now()
         out = self._last_out
         m = self.monitor
@@ -355,15 +365,18 @@ class CollisionMonitorNode(Node):
             status, reason = out.status, out.reason
         if self._tf_reason and out is not None and not out.evaluated:
             reason = self._tf_reason
-        s = self._stats
+        tf = dict(self.tf.intake.counts)
+        refused = tf["future"] + tf["invalid"] + tf["frames"] + tf["dropped"]
+        if refused > self._tf_refused:
+            self._tf_refused = refused
+            self.get_logger().warning(f"TF: {self.tf.intake.last_refusal} ({refused} refused so "
+                                      "far)", throttle_duration_sec=5.0)
+        stats, self._stats = self._stats, CycleStats()
         values = {
-            "evaluation_rate_hz": f"{m.evaluation_rate(now):.1f}",
-            "compute_time_ms": milliseconds(s.mean("compute")),
-            "compute_time_max_ms": milliseconds(s.compute_max),
-            "cycle_time_ms": milliseconds(s.mean("cycle")),
-            "cycle_time_max_ms": milliseconds(s.cycle_max),
-            "joint_state_age_s": f"{m.merger.age(now):.4f}",
-            "min_distance_m": f"{out.min_distance:.6f}" if out is not None else "inf",
+            "evaluation_rate_hz": number(m.evaluation_rate(now), ".1f"),
+            **stats.values(),
+            "joint_state_age_s": number(m.merger.age(now), ".4f"),
+            "min_distance_m": number(out.min_distance, ".6f") if out is not None else "inf",
             "pairs_checked": str(out.pairs_checked if out is not None else 0),
             "evaluations": str(m.evaluations),
             "joint_states_good": str(m.merger.good_count),
@@ -372,8 +385,12 @@ class CollisionMonitorNode(Node):
             "probes": str(self.scene.probe_count()),
             "markers_published": str(self.markers_published),
             "tf_backend": self.tf.backend,
+            "tf_received": str(tf["stored"]),
+            "tf_refused": (f"future {tf['future']}, invalid {tf['invalid']}, frames "
+                           f"{tf['frames']}, dropped {tf['dropped']}"),
+            "scene_load_s": number(self.prepared.seconds, ".3f"),
+            "reloading": "true" if self._loader.busy else "false",
         }
-        s.reset()
         closure = closure_summary(self.model, out.result) if out is not None and out.result else {}
         level, message, values = diagnostic_report(status, reason, values, m.unreceived(),
                                                    closure)
@@ -384,6 +401,14 @@ class CollisionMonitorNode(Node):
         arr.header.stamp = self.get_clock().now().to_msg()
         self.diag_pub.publish(arr)
 
+    def destroy_node(self):
+        """Stops the diagnostics thread first (it publishes through this node; absent when the
+        constructor failed before starting it)."""
+        diagnostics = getattr(self, "_diagnostics", None)
+        if diagnostics is not None:
+            diagnostics.stop()
+        return super().destroy_node()
+
     # -- services ----------------------------------------------------------------------------
     def _on_enable(self, request, response):
         now = self._now()
@@ -393,18 +418,34 @@ class CollisionMonitorNode(Node):
         response.message = "enabled" if request.data else "disabled (publishing status only)"
         return response
 
-    def _on_reload(self, request, response):
+    async def _on_reload(self, request, response):
+        """Rereads the files in a worker thread while this node keeps evaluating with the old
+        model; the new one is installed between two evaluations. A broken file keeps the old
+        model, and the answer names the file, entry and key."""
+        if self._loader.busy:
+            response.success = False
+            response.message = "a reload is already running: call again when it has finished"
+            return response
+        params = dict(self.params)
         try:
-            scene = self._load_scene()
-        except (ValueError, OSError) as err:  # AdfError, ProbeError, ShapeError, missing file
+            prepared = await self._loader.start(lambda: self._load(params))
+        except Exception as err:  # noqa: BLE001 - any failure keeps the old model
+            what = "" if isinstance(err, (ValueError, OSError)) else f"{type(err).__name__}: "
+            response.success = False
+            response.message = f"reload failed, previous model kept: {what}{_one_line(err)}"
+            self.get_logger().error(response.message)
+            return response
+        try:
+            self._install(prepared, previous=self.monitor)
+        except ConfigError as err:  # the new files lack a required joint
             response.success = False
             response.message = f"reload failed, previous model kept: {err}"
             self.get_logger().error(response.message)
             return response
-        self._install_scene(scene, previous=self.monitor)
         response.success = True
-        response.message = (f"reloaded {len(scene.adf_paths)} ADF file(s), "
-                            f"{scene.probe_count()} probe(s), {len(self.model.joint_names)} joint(s)")
+        response.message = (f"reloaded {len(self.scene.adf_paths)} ADF file(s), "
+                            f"{self.scene.probe_count()} probe(s), "
+                            f"{len(self.model.joint_names)} joint(s) in {prepared.seconds:.2f} s")
         self.get_logger().info(response.message)
         self._cycle(self._now(), time.perf_counter(), force=True)
         return response
@@ -422,44 +463,32 @@ class CollisionMonitorNode(Node):
                 return SetParametersResult(successful=False, reason=str(err))
         self.params.update(changes)
         if "heartbeat_rate" in changes:
-            self.destroy_timer(self.heartbeat_timer)
-            self.heartbeat_timer = self.create_timer(1.0 / self.config.heartbeat_rate,
-                                                     self._on_heartbeat)
+            self.heartbeat_timer = self._new_timer(self.heartbeat_timer, 1.0 / self.config.heartbeat_rate,
+                                                   self._on_heartbeat)
         if "max_rate" in changes:
-            self.destroy_timer(self.deferred_timer)
-            self.deferred_timer = self.create_timer(1.0 / self.config.max_rate, self._on_deferred)
+            self.deferred_timer = self._new_timer(self.deferred_timer, 1.0 / self.config.max_rate,
+                                                  self._on_deferred)
             self.deferred_timer.cancel()
         if "diagnostics_period" in changes:
-            self.destroy_timer(self.diag_timer)
-            self.diag_timer = self.create_timer(changes["diagnostics_period"], self._on_diagnostics)
+            self._diagnostics.period = changes["diagnostics_period"]
+        if "marker_rate" in changes:
+            self.marker_timer = self._new_timer(self.marker_timer, 1.0 / changes["marker_rate"],
+                                                self._on_marker_timer)
         if "transform_tolerance" in changes:
             self.tf.tolerance = changes["transform_tolerance"]
+        if "future_tolerance" in changes:
+            self.tf.intake.future_tolerance = changes["future_tolerance"]
         if "publish_markers" in changes:
             self.publish_markers = changes["publish_markers"]
-        if "marker_rate" in changes:
-            self.marker_rate = changes["marker_rate"]
         return SetParametersResult(successful=True)
 
+    def _new_timer(self, old, period: float, callback):
+        self.destroy_timer(old)
+        return self.create_timer(period, callback)
 
-class _CycleStats:
-    """Compute and cycle times (s) of the evaluations since the last diagnostics message."""
 
-    def __init__(self):
-        self.reset()
-
-    def reset(self):
-        self.cycles = 0
-        self.compute = self.cycle = self.compute_max = self.cycle_max = 0.0
-
-    def add(self, compute: float, cycle: float):
-        self.cycles += 1
-        self.compute += compute
-        self.cycle += cycle
-        self.compute_max = max(self.compute_max, compute)
-        self.cycle_max = max(self.cycle_max, cycle)
-
-    def mean(self, name: str) -> float:
-        return getattr(self, name) / self.cycles if self.cycles else math.nan
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
 
 
 def main(argv=None) -> int:

@@ -7,9 +7,10 @@ the current folder, then to the package share folder (``ros/paths.py``).
 
 from __future__ import annotations
 
-from ambf_collision.ros.parameters import BOOL, INTEGERS, NUMBER, STRING, STRINGS, Parameter
+from ambf_collision.ros.parameters import (BOOL, INTEGERS, NUMBER, STRING, STRINGS, ConfigError,
+                                           Parameter)
 
-__all__ = ["MONITOR_KEYS", "PARAMETERS"]
+__all__ = ["MONITOR_KEYS", "PARAMETERS", "check_combination"]
 
 P = Parameter
 PARAMETERS = {
@@ -46,11 +47,12 @@ PARAMETERS = {
     # -- run time (can be changed with `ros2 param set`) ---------------------------------------
     "report_distance": P(0.05, NUMBER, "pairs closer than this (m) are published as contacts",
                          0.0, 100.0, read_only=False),
-    "max_rate": P(1000.0, NUMBER, "cap on evaluations per second (Hz); joint states arriving "
-                  "faster are coalesced into the next allowed evaluation, the latest is never "
-                  "dropped", 0.0, 100000.0, low_open=True, read_only=False),
+    "max_rate": P(1000.0, NUMBER, "cap on evaluations per second on average (Hz; bursts of "
+                  "up to 10 ms of it run back to back); joint states arriving faster are "
+                  "coalesced into the next allowed evaluation, the latest is never dropped",
+                  0.1, 100000.0, read_only=False),
     "heartbeat_rate": P(10.0, NUMBER, "status publications per second (Hz) while no joint state "
-                        "arrives", 0.0, 1000.0, low_open=True, read_only=False),
+                        "arrives", 0.1, 100.0, read_only=False),
     "joint_state_timeout": P(0.5, NUMBER, "joint states older than this (s) are STALE; 0 turns "
                              "the check off", 0.0, 3600.0, read_only=False),
     "transform_tolerance": P(0.1, NUMBER, "the latest root transform is used when it is at most "
@@ -60,13 +62,59 @@ PARAMETERS = {
                           "are rejected (BAD_JOINT_STATE)", 0.0, 3600.0, read_only=False),
     "max_stamp_age": P(60.0, NUMBER, "joint-state stamps older than this (s) on arrival are "
                        "rejected (BAD_JOINT_STATE)", 0.0, 1e9, low_open=True, read_only=False),
+    "accept_unstamped": P(False, BOOL, "joint states stamped 0 (not stamped) are stamped with "
+                          "their arrival time; false: rejected (BAD_JOINT_STATE), since nothing "
+                          "tells whether they are current", read_only=False),
     "publish_markers": P(True, BOOL, "publish ~/markers (only while subscribed)", read_only=False),
-    "marker_rate": P(20.0, NUMBER, "marker arrays per second (Hz)", 0.0, 1000.0, low_open=True,
+    "marker_rate": P(20.0, NUMBER, "marker arrays per second at most (Hz)", 0.1, 100.0,
                      read_only=False),
-    "diagnostics_period": P(1.0, NUMBER, "seconds between /diagnostics messages", 0.0, 3600.0,
-                            low_open=True, read_only=False),
+    "diagnostics_period": P(1.0, NUMBER, "seconds between /diagnostics messages", 0.1, 3600.0,
+                            read_only=False),
 }
 
 MONITOR_KEYS = ("report_distance", "max_rate", "heartbeat_rate", "joint_state_timeout",
-                "future_tolerance", "max_stamp_age")
+                "future_tolerance", "max_stamp_age", "accept_unstamped")
 """The parameters that are fields of :class:`ambf_collision.monitor.config.MonitorConfig`."""
+
+
+def check_combination(p: dict) -> None:
+    """What each value cannot show alone: per-file and per-topic lists that must match the
+    files and topics, names that must be well formed (ConfigError naming the parameter)."""
+    from ambf_collision.model.filtering import parse_pair
+
+    n_files = len(p["adf_files"])
+    if not p["world_frame"].strip("/ ") or p["world_frame"] != p["world_frame"].strip():
+        raise ConfigError(f"parameter world_frame: must name a TF frame, got {p['world_frame']!r}")
+    roots = p["root_frames"]
+    if roots and len(roots) != n_files:
+        raise ConfigError(f"parameter root_frames: {len(roots)} entries for {n_files} "
+                          "adf_files (one frame per file, '' = none)")
+    ns = p["adf_namespaces"]
+    if ns and len(ns) != n_files:
+        raise ConfigError(f"parameter adf_namespaces: {len(ns)} entries for {n_files} "
+                          "adf_files (one per file)")
+    bad = [n for n in ns if n and (not n.strip("/ ") or any(c.isspace() for c in n.strip()))]
+    if bad:
+        raise ConfigError(f"parameter adf_namespaces: {bad[0]!r} is not a namespace such as "
+                          "'/psm1/' ('' keeps the file's own)")
+    if p["tf_backend"] not in ("auto", "fallback"):
+        raise ConfigError(f"parameter tf_backend: must be 'auto' or 'fallback', "
+                          f"got {p['tf_backend']!r}")
+    if not p["joint_state_topics"]:
+        raise ConfigError("parameter joint_state_topics: names no topic")
+    files = p["joint_state_files"]
+    if files != [-1]:
+        if len(files) != len(p["joint_state_topics"]):
+            raise ConfigError(f"parameter joint_state_files: {len(files)} entries for "
+                              f"{len(p['joint_state_topics'])} joint_state_topics (one per "
+                              "topic, or [-1])")
+        bad = [f for f in files if not -1 <= f < n_files]
+        if bad:
+            raise ConfigError(f"parameter joint_state_files: {bad[0]} is not the index of "
+                              f"one of the {n_files} adf_files (or -1)")
+    for name in ("ignore_pairs", "check_pairs"):
+        for text in p[name]:
+            try:
+                parse_pair(text)
+            except ValueError as err:
+                raise ConfigError(f"parameter {name}: {err}") from None

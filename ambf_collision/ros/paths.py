@@ -9,7 +9,9 @@ bundled ADF and probe files *relative to the package share folder* (e.g.
 
 Accepted forms, tried in this order:
 
-1. ``package://<pkg>/<rel>`` (as in URDF/RViz): ``<rel>`` inside ``<pkg>``'s share folder;
+1. ``package://<pkg>/<rel>`` (as in URDF/RViz): ``<rel>`` inside ``<pkg>``'s share folder. ``<rel>``
+   must stay inside it: an absolute ``<rel>`` or one with a ``..`` component is refused
+   (``ValueError``), so a parameter cannot reach a file elsewhere by a package URL;
 2. an absolute path (``~`` expanded): used as it is;
 3. a relative path: the first of ``base_dirs`` under which it exists.
 
@@ -20,7 +22,7 @@ unless ``must_exist`` is set, in which case :class:`FileNotFoundError` lists eve
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 __all__ = ["resolve_package_path", "package_share_dir", "default_base_dirs"]
 
@@ -54,6 +56,19 @@ def default_base_dirs(package: str = PACKAGE) -> list[Path]:
     return unique
 
 
+def _package_url(text: str) -> tuple:
+    """``(package, relative path)`` of a ``package://`` URL; ValueError unless the relative
+    path names a file inside the package (no ``..`` component, not absolute, not empty)."""
+    package, _, rel = text[len("package://"):].partition("/")
+    parts = PurePosixPath(rel).parts
+    if not package or not parts:
+        raise ValueError(f"{text}: a package URL is package://<package>/<path inside it>")
+    if rel.startswith("/") or ".." in parts:
+        raise ValueError(f"{text}: '..' and absolute paths are refused in a package URL (the "
+                         "path must stay inside the package's share folder)")
+    return package, rel
+
+
 def resolve_package_path(path, base_dirs=None, must_exist: bool = False) -> str:
     """The file system path of ``path`` as named in a parameter file (see the module docstring).
 
@@ -65,7 +80,7 @@ def resolve_package_path(path, base_dirs=None, must_exist: bool = False) -> str:
     if not text:
         raise ValueError("empty path")
     if text.startswith("package://"):
-        package, _, rel = text[len("package://"):].partition("/")
+        package, rel = _package_url(text)
         share = package_share_dir(package)
         candidates = [share / rel] if share is not None else []
         if package == PACKAGE:  # the source checkout holds the same files

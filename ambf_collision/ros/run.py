@@ -63,6 +63,7 @@ def run_node(make_node, name: str, argv=None, done=lambda node: False) -> int:
         except _START_ERRORS as err:  # bad file or parameter
             print(f"{name}: error: {_one_line(err)}", file=sys.stderr)
             return 2
+        warn_unknown_parameters(node, args)
         gc.collect()
         gc.freeze()  # long-lived start-up objects: never scanned again by a full collection
         executor = _Executor()
@@ -102,20 +103,27 @@ def _tag_blind_loader():
     return Loader
 
 
-def check_parameter_files(args) -> None:
-    """Read every ``--params-file`` of the ROS arguments before rcl does: a missing, unreadable
-    or malformed file is a ``ValueError`` naming it (rcl would log its own error line first).
-    rcl's own checks of the contents still follow."""
-    import yaml
-
+def _ros_arguments(args):
+    """``(option, value)`` of every option with a value inside ``--ros-args`` sections."""
     ros_args = False
     for i, a in enumerate(args):
         if a == "--ros-args":
             ros_args = True
         elif a == "--" or a == "--ros-args-end":
             ros_args = False
-        elif ros_args and a == "--params-file" and i + 1 < len(args):
-            path = args[i + 1]
+        elif ros_args and i + 1 < len(args):
+            yield a, args[i + 1]
+
+
+def check_parameter_files(args) -> dict:
+    """Read every ``--params-file`` of the ROS arguments before rcl does: a missing, unreadable
+    or malformed file is a ``ValueError`` naming it (rcl would log its own error line first).
+    rcl's own checks of the contents still follow. Returns ``{path: document}``."""
+    import yaml
+
+    docs = {}
+    for option, path in _ros_arguments(args):
+        if option == "--params-file":
             try:
                 with open(path, encoding="utf-8") as f:
                     doc = yaml.load(f, Loader=_tag_blind_loader())  # noqa: S506 - plain data
@@ -130,6 +138,42 @@ def check_parameter_files(args) -> None:
                     for v in doc.values()):
                 raise ValueError(f"parameter file {path}: must map node names (or /**) to "
                                  "'ros__parameters:' mappings")
+            docs[path] = doc
+    return docs
+
+
+def warn_unknown_parameters(node, args) -> list:
+    """Warn (through the node's logger) about every parameter given on the command line
+    (``-p name:=value``) or in a parameter file's section for this node (``/**`` or its name)
+    that the node does not have: rcl drops them silently, so a misspelt name would otherwise
+    leave its default in force. Returns the names."""
+    import difflib
+
+    given = []
+    for option, value in _ros_arguments(args):
+        if option in ("-p", "--param") and ":=" in value:
+            given.append(value.split(":=", 1)[0])
+    for doc in check_parameter_files(args).values():
+        for key, section in doc.items():
+            if str(key).rstrip("/").rsplit("/", 1)[-1] in ("**", "*", node.get_name()):
+                given += _flat_names(section["ros__parameters"])
+    unknown = [n for n in dict.fromkeys(given)
+               if not node.has_parameter(n) and not n.startswith("qos_overrides.")]
+    known = list(getattr(node, "params", {}))
+    for n in unknown:
+        near = difflib.get_close_matches(n, known, n=1)
+        hint = f"; did you mean {near[0]}?" if near else ""
+        node.get_logger().warning(f"parameter {n}: not a parameter of this node, ignored{hint}")
+    return unknown
+
+
+def _flat_names(mapping, prefix: str = "") -> list:
+    """Parameter names of a ``ros__parameters`` mapping (nested mappings: ``a.b``)."""
+    names = []
+    for k, v in mapping.items():
+        name = f"{prefix}{k}"
+        names += _flat_names(v, name + ".") if isinstance(v, dict) else [name]
+    return names
 
 
 def _one_line(err: BaseException) -> str:

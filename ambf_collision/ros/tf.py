@@ -3,20 +3,23 @@
 ``TfSource(node, tolerance)`` answers ``lookup(target, source, stamp) -> (R, t) | None`` with the
 pose of frame ``source`` in frame ``target`` (``x_target = R @ x_source + t``; metres).
 
-- With ``tf2_ros`` importable (a full ROS 2 install, or the wheel environment, which builds it
-  from source): a ``tf2_ros.Buffer`` created with the node (so it runs on the node's clock, sim
-  time included, and clears itself when that clock jumps back) fed by a ``TransformListener``.
-  The transform at ``stamp`` is used when the buffer has it; otherwise the latest one, if it is
-  no older than ``stamp - tolerance`` (``can_transform`` with zero timeout, no waiting lookups).
-- Without it (the PyPI wheel environment): :class:`TransformCache`, a small buffer fed by
-  subscriptions to ``/tf`` and ``/tf_static`` (``tf2_msgs/TFMessage``; ``/tf_static`` with
-  transient-local durability, as static broadcasters publish). It keeps the latest transform per
-  child frame, composes chains through the tree, and accepts a dynamic link when its stamp is no
-  older than ``stamp - tolerance``; static links never expire.
+Transforms come in through the node's own raw subscriptions to ``/tf`` and ``/tf_static``
+(``tf2_msgs/TFMessage``; ``/tf_static`` with transient-local durability, as static broadcasters
+publish) and :class:`~ambf_collision.ros.tf_intake.TfIntake`: read in slices of bounded time
+(a huge message cannot stall the node), transforms stamped beyond ``future_tolerance`` refused
+(a future transform never wins over current ones), non-finite ones refused. They are stored in
+
+- a ``tf2_ros.Buffer`` created with the node (so it runs on the node's clock, sim time included,
+  and clears itself when that clock jumps back), when ``tf2_ros`` is importable (a full ROS 2
+  install, or the wheel environment, which builds it from source). The transform at ``stamp`` is
+  used when the buffer has it; otherwise the latest one, if it is no older than
+  ``stamp - tolerance`` (``can_transform`` with zero timeout, no waiting lookups);
+- otherwise (or with ``tf_backend: fallback``) :class:`~ambf_collision.ros.tf_cache.TransformCache`:
+  the latest transform per child frame, composed along chains, a dynamic link accepted when its
+  stamp is no older than ``stamp - tolerance``; static links never expire.
 
 Both backends read frame names the same way: a leading ``/`` (``/world``, as ROS 1 wrote them)
 is dropped, as tf2 drops it from the transforms it receives; static transforms hold at any stamp.
-``TransformCache`` is pure Python + NumPy and is tested without ROS (test/ros/test_ros_tf.py).
 """
 
 from __future__ import annotations
@@ -26,113 +29,12 @@ import math
 import numpy as np
 
 from ambf_collision.geometry.transforms import quat_to_matrix
+from ambf_collision.ros.tf_cache import TransformCache
+from ambf_collision.ros.tf_intake import TfIntake
 
 __all__ = ["TransformCache", "TfSource"]
 
-
-class TransformCache:
-    """Latest transform per child frame (a tree of frames), composed along chains.
-
-    Each link ``child -> parent`` stores ``(parent, R (3,3), t (3,), stamp s, static)`` with
-    ``x_parent = R @ x_child + t``.
-    """
-
-    MAX_DEPTH = 64  # chain length guard (also breaks accidental cycles)
-
-    def __init__(self):
-        self._links: dict = {}
-
-    def __len__(self):
-        return len(self._links)
-
-    def clear_dynamic(self) -> None:
-        """Forget every dynamic link (the clock jumped back); static links stay."""
-        self._links = {k: v for k, v in self._links.items() if v[4]}
-
-    def frames(self) -> set:
-        """Every frame named so far (children and parents)."""
-        return set(self._links) | {v[0] for v in self._links.values()}
-
-    def set_transform(self, parent: str, child: str, R, t, stamp: float, static: bool = False):
-        """Store the transform of ``child`` in ``parent`` (an older stamp never replaces a newer
-        one for dynamic links). Non-finite values or an empty/self frame are ignored; returns
-        whether the link was stored."""
-        parent, child = parent.lstrip("/"), child.lstrip("/")
-        if not parent or not child or parent == child:
-            return False
-        R = np.asarray(R, dtype=float).reshape(3, 3)
-        t = np.asarray(t, dtype=float).reshape(3)
-        if not (np.all(np.isfinite(R)) and np.all(np.isfinite(t)) and math.isfinite(stamp)):
-            return False
-        old = self._links.get(child)
-        if old is not None and not static and not old[4] and stamp < old[3]:
-            return False
-        self._links[child] = (parent, R, t, float(stamp), bool(static))
-        return True
-
-    def set_from_quaternion(self, parent, child, q_xyzw, t, stamp, static=False):
-        """As :meth:`set_transform` with a quaternion ``[x, y, z, w]`` (normalised here)."""
-        q = np.asarray(q_xyzw, dtype=float).reshape(4)
-        n = float(np.linalg.norm(q))
-        if not math.isfinite(n) or n < 1e-9:
-            return False
-        return self.set_transform(parent, child, quat_to_matrix(q / n), t, stamp, static)
-
-    def _chain(self, frame: str):
-        """``[(frame, R, t, stamp, static) ...]`` from ``frame`` up to its root (exclusive)."""
-        chain = []
-        cur = frame
-        seen = {cur}
-        while cur in self._links and len(chain) < self.MAX_DEPTH:
-            parent, R, t, stamp, static = self._links[cur]
-            chain.append((cur, R, t, stamp, static))
-            if parent in seen:
-                break
-            seen.add(parent)
-            cur = parent
-        return chain, cur
-
-    def lookup(self, target: str, source: str, stamp: float, tolerance: float):
-        """``((R, t), "")`` for ``source`` in ``target``, or ``(None, reason)``.
-
-        A dynamic link is usable when its stamp is ``>= stamp - tolerance`` (s)."""
-        target, source = target.lstrip("/"), source.lstrip("/")
-        if target == source:
-            return (np.eye(3), np.zeros(3)), ""
-        up_s, root_s = self._chain(source)
-        up_t, root_t = self._chain(target)
-        if root_s != root_t:
-            known = self.frames()
-            missing = [f for f in (source, target) if f not in known]
-            if missing:
-                return None, f"frame {missing[0]!r} is unknown to TF"
-            return None, f"frames {source!r} and {target!r} are not connected"
-        # drop the common top part: walk both chains from the root down
-        names_t = [c[0] for c in up_t]
-        common = set(c[0] for c in up_s) & set(names_t)
-        up_s = [c for c in up_s if c[0] not in common]
-        up_t = [c for c in up_t if c[0] not in common]
-        oldest = stamp - tolerance
-        for name, _, _, st, static in up_s + up_t:
-            if not static and st < oldest:
-                return None, (f"transform of {name!r} is {stamp - st:.3f} s older than needed "
-                              f"(tolerance {tolerance:g} s)")
-        # T_anc_source and T_anc_target, then T_target_source = inv(T_anc_target) T_anc_source
-        Rs, ts = _compose_up(up_s)
-        Rt, tt = _compose_up(up_t)
-        R = Rt.T @ Rs
-        t = Rt.T @ (ts - tt)
-        return (R, t), ""
-
-
-def _compose_up(chain):
-    """Pose of the chain's first frame in the last link's parent."""
-    R = np.eye(3)
-    t = np.zeros(3)
-    for _, Rl, tl, _, _ in chain:  # x_parent = Rl x_child + tl, applied outward
-        t = Rl @ t + tl
-        R = Rl @ R
-    return R, t
+AUTHORITY = "ambf_collision"  # the authority tf2 records for the transforms the node stores
 
 
 def _stamp_sec(stamp) -> float:
@@ -143,53 +45,119 @@ class TfSource:
     """Non-blocking TF lookups for ``node`` (tf2_ros when importable, else the fallback).
 
     ``backend`` is ``"tf2_ros"``, ``"fallback"`` or ``"none"`` (no TF message type either: every
-    lookup of a frame other than the target fails, with that reason).
+    lookup of a frame other than the target fails, with that reason). ``now()``: the node's clock
+    (s), against which ``future_tolerance`` is applied. ``intake``: the
+    :class:`~ambf_collision.ros.tf_intake.TfIntake` with its counts of refused transforms.
     """
 
-    def __init__(self, node, tolerance: float = 0.1, force_fallback: bool = False):
+    SLICE_PERIOD = 0.001  # s between two slices of a large TF message (the executor runs others)
+
+    def __init__(self, node, tolerance: float = 0.1, force_fallback: bool = False, now=None,
+                 future_tolerance: float = 0.5):
         self.node = node
         self.tolerance = float(tolerance)
         self.cache = None
         self._buffer = None
         self._subs = []
+        self._slice_timer = None
+        clock = node.get_clock()
+        self.intake = TfIntake(self._store, now or (lambda: clock.now().nanoseconds * 1e-9),
+                               future_tolerance)
         tf2_ros = None
         if not force_fallback:
             try:
                 import tf2_ros  # noqa: F811
             except ImportError:
                 tf2_ros = None
-        if tf2_ros is not None:
-            self.backend = "tf2_ros"
-            self._tf2 = tf2_ros
-            self._buffer = tf2_ros.Buffer(node=node)
-            self._listener = tf2_ros.TransformListener(self._buffer, node, spin_thread=False)
-            return
         try:
             from tf2_msgs.msg import TFMessage
         except ImportError:
             self.backend = "none"
             return
+        if tf2_ros is not None:
+            from geometry_msgs.msg import TransformStamped
+
+            self.backend = "tf2_ros"
+            self._buffer = tf2_ros.Buffer(node=node)
+            self._stamped = TransformStamped
+        else:
+            self.backend = "fallback"
+            self.cache = TransformCache()
         from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-        self.backend = "fallback"
-        self.cache = TransformCache()
+        self._message_type = TFMessage
         dyn = QoSProfile(depth=100)
         static = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                             reliability=ReliabilityPolicy.RELIABLE)
         self._subs = [
-            node.create_subscription(TFMessage, "/tf", lambda m: self._on_tf(m, False), dyn),
-            node.create_subscription(TFMessage, "/tf_static", lambda m: self._on_tf(m, True), static),
-        ]
+            node.create_subscription(TFMessage, "/tf", lambda d: self._on_raw(d, False), dyn,
+                                     raw=True),
+            node.create_subscription(TFMessage, "/tf_static", lambda d: self._on_raw(d, True),
+                                     static, raw=True)]
+        self._slice_timer = node.create_timer(self.SLICE_PERIOD, self._on_slice)
+        self._slice_timer.cancel()
 
-    def _on_tf(self, msg, static: bool):
-        for ts in msg.transforms:
-            r, p = ts.transform.rotation, ts.transform.translation
-            self.cache.set_from_quaternion(ts.header.frame_id, ts.child_frame_id,
-                                           (r.x, r.y, r.z, r.w), (p.x, p.y, p.z),
-                                           _stamp_sec(ts.header.stamp), static)
+    # -- intake ------------------------------------------------------------------------------
+    def _on_raw(self, data: bytes, static: bool) -> None:
+        """A serialized ``TFMessage``: queued, and read at once for one slice."""
+        try:
+            self.intake.push(data, static)
+        except ValueError:  # another encoding, or a damaged header: rclpy reads it
+            self._on_tf(self._deserialize(data), static)
+            return
+        self._on_slice()
+
+    def _deserialize(self, data: bytes):
+        from rclpy.serialization import deserialize_message
+
+        try:
+            return deserialize_message(data, self._message_type)
+        except Exception as err:  # noqa: BLE001 - the node survives any input
+            self.intake.counts["invalid"] += 1
+            self.intake.last_refusal = f"unreadable TF message ({len(data)} bytes): {err}"
+            return self._message_type()
+
+    def _on_tf(self, msg, static: bool) -> None:
+        """A ``TFMessage`` object: its transforms go through the same intake."""
+        items = [(ts.header.frame_id, ts.child_frame_id,
+                  (ts.transform.rotation.x, ts.transform.rotation.y, ts.transform.rotation.z,
+                   ts.transform.rotation.w),
+                  (ts.transform.translation.x, ts.transform.translation.y,
+                   ts.transform.translation.z), _stamp_sec(ts.header.stamp))
+                 for ts in msg.transforms]
+        self.intake.push_transforms(items, len(items), static)
+        self._on_slice()
+
+    def _on_slice(self) -> None:
+        """One slice of the queued transforms; the slice timer runs while some are left."""
+        more = self.intake.work()
+        if self._slice_timer is not None:
+            if more:
+                if self._slice_timer.is_canceled():
+                    self._slice_timer.reset()
+            else:
+                self._slice_timer.cancel()
+
+    def _store(self, parent, child, q, t, stamp, static) -> None:
+        if self.cache is not None:
+            self.cache.set_from_quaternion(parent, child, q, t, stamp, static)
+            return
+        ts = self._stamped()
+        ts.header.frame_id, ts.child_frame_id = parent, child
+        ns = int(round(stamp * 1e9))
+        ts.header.stamp.sec, ts.header.stamp.nanosec = divmod(max(ns, 0), 1_000_000_000)
+        r, p = ts.transform.rotation, ts.transform.translation
+        r.x, r.y, r.z, r.w = q
+        p.x, p.y, p.z = t
+        if static:
+            self._buffer.set_transform_static(ts, AUTHORITY)
+        else:
+            self._buffer.set_transform(ts, AUTHORITY)
 
     def clear(self) -> None:
-        """Forget the dynamic transforms received so far (the clock jumped back)."""
+        """Forget the dynamic transforms received so far and those still queued (the clock
+        jumped back)."""
+        self.intake.clear()
         if self.cache is not None:
             self.cache.clear_dynamic()
         elif self._buffer is not None:
@@ -241,3 +209,6 @@ class TfSource:
         for s in self._subs:
             self.node.destroy_subscription(s)
         self._subs = []
+        if self._slice_timer is not None:
+            self.node.destroy_timer(self._slice_timer)
+            self._slice_timer = None

@@ -107,12 +107,15 @@ def test_verdicts_stay_exact_and_in_order_for_repeated_name_lists():
     assert j.update(["a", "zz"], [0.1, 0.2], 10.0, 10.0)[0] is False and j.last_code == "unknown"
 
 
-def test_unstamped_messages_use_arrival_time_or_are_refused():
+def test_unstamped_messages_are_refused_or_use_arrival_time():
+    """Stamp 0 carries no time: refused by default (issue 15 #4: it was accepted as OK), stamped
+    on arrival with accept_unstamped."""
     j = JointStateMerger(["a"])
-    assert j.update(["a"], [0.0], 0.0, 50.0) == (True, "") and j.stamp == 50.0
-    j = JointStateMerger(["a"], MonitorConfig(accept_unstamped=False))
     ok, reason = j.update(["a"], [0.0], 0.0, 50.0)
-    assert not ok and "not stamped" in reason
+    assert not ok and j.last_code == "unstamped" and "not stamped" in reason
+    assert "accept_unstamped" in reason and j.good_count == 0
+    j = JointStateMerger(["a"], MonitorConfig(accept_unstamped=True))
+    assert j.update(["a"], [0.0], 0.0, 50.0) == (True, "") and j.stamp == 50.0
 
 
 def test_stamp_within_future_tolerance_is_accepted():

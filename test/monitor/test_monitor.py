@@ -260,7 +260,10 @@ def test_clock_jump_back_publishes_again_at_once_and_ages_count_from_the_jump():
 
 
 def test_rate_cap_defers_and_coalesces_without_losing_the_latest_state():
-    model, m = make(max_rate=100.0)  # at most one evaluation per 10 ms
+    """100 Hz cap, a bucket of 2 tokens: 1 kHz input for 10 ms. The first two messages use the
+    bucket (1.000, 1.001; 0.1 token left), the third waits for a whole token at
+    1.001 + 0.9 * 10 ms = 1.010, the other seven coalesce into it."""
+    model, m = make(max_rate=100.0)
     outputs = []
     for k in range(10):  # 1 kHz input for 10 ms
         t = 1.0 + 0.001 * k
@@ -268,17 +271,19 @@ def test_rate_cap_defers_and_coalesces_without_losing_the_latest_state():
         o = m.poll(t)
         if o is not None:
             outputs.append(o)
-    assert len(outputs) == 1 and outputs[0].time == 1.0
-    assert m.next_wakeup() == pytest.approx(1.01)
+    assert [o.time for o in outputs] == [1.0, 1.001]
+    assert m.next_wakeup() == pytest.approx(1.010)
     assert m.poll(1.0095) is None
-    late = m.poll(1.01)  # the deferred evaluation runs with the newest state
+    late = m.poll(1.0101)  # the deferred evaluation runs with the newest state
     assert late is not None and late.evaluated
     np.testing.assert_allclose(model.calls[-1], [0.09, 0.0, 0.0])
-    assert m.limiter.requests == 10 and m.limiter.deferred == 1 and m.limiter.coalesced == 8
+    assert m.limiter.requests == 10 and m.limiter.deferred == 1 and m.limiter.coalesced == 7
     assert m.next_wakeup() is None and m.poll(1.02) is None
 
 
 def test_rate_cap_over_one_second_of_1khz_input():
+    """250 Hz cap (bucket of ceil(250 * 0.01) = 3) against 1 kHz for 1 s: the bucket plus 250
+    tokens a second, the last one flushing the deferred newest state at t = 1.0."""
     model, m = make(max_rate=250.0, heartbeat_rate=0.0)
     n_eval = 0
     for k in range(1000):
@@ -286,7 +291,7 @@ def test_rate_cap_over_one_second_of_1khz_input():
         m.on_joint_state(["a", "b", "c"], [k * 1e-4, 0, 0], t, t)
         n_eval += m.poll(t) is not None
     n_eval += m.poll(1.0) is not None
-    assert n_eval == 251  # every 4 ms, plus the deferred last one flushed at t = 1.0
+    assert n_eval == 3 + 250
     np.testing.assert_allclose(model.calls[-1][0], 999e-4)
 
 

@@ -43,3 +43,47 @@ def test_closure_summary_names_the_worst_joint():
     assert closure_summary(model, SimpleNamespace(closure_residuals=np.zeros((0, 2)))) == {}
     _, _, values = diagnostic_report(c.STATUS_OK, "", {}, closure=s)
     assert values["closure_worst_joint"] == "/r/j7"
+
+
+def test_numbers_never_read_nan():
+    from ambf_collision.ros.diagnostics import CycleStats, milliseconds, number
+
+    assert number(float("nan")) == "" and number(None) == "" and number("x") == ""
+    assert number(float("inf")) == "inf" and number(-float("inf")) == "-inf"
+    assert number(0.5, ".3f") == "0.500" and milliseconds(float("nan")) == ""
+    assert CycleStats().values() == {"compute_time_ms": "", "compute_time_max_ms": "",
+                                     "cycle_time_ms": "", "cycle_time_max_ms": ""}
+    s = CycleStats()
+    s.add(0.001, 0.003)
+    s.add(0.002, 0.001)
+    assert s.values() == {"compute_time_ms": "1.5000", "compute_time_max_ms": "2.0000",
+                          "cycle_time_ms": "2.0000", "cycle_time_max_ms": "3.0000"}
+
+
+def test_periodic_thread_calls_once_per_period_and_never_bunches():
+    """50 ms period for 0.6 s, the 4th call blocking 170 ms: calls at 0.05 ... 0.20 s, then the
+    next a whole period after the blocking one returned (0.42 s; not the three it overran at
+    once), 0.47, 0.52, 0.57: 8 calls (+1 for timing slack), 50 ms apart."""
+    import time
+
+    from ambf_collision.ros.diagnostics import PeriodicThread
+
+    calls = []
+
+    def tick():
+        calls.append(time.monotonic())
+        if len(calls) == 4:
+            time.sleep(0.17)
+
+    t = PeriodicThread(0.05, tick).start()
+    time.sleep(0.6)
+    t.stop()
+    steps = [b - a for a, b in zip(calls, calls[1:])]
+    assert 8 <= len(calls) <= 10, len(calls)
+    assert steps[3] >= 0.17 + 0.04, steps  # after the blocking call: a whole period, no burst
+    assert all(0.03 <= d <= 0.1 for i, d in enumerate(steps) if i != 3), steps
+    errors = []
+    t = PeriodicThread(0.01, lambda: 1 / 0, on_error=errors.append).start()
+    time.sleep(0.05)
+    t.stop()
+    assert errors and isinstance(errors[0], ZeroDivisionError) and not t._thread.is_alive()

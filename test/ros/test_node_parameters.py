@@ -62,10 +62,10 @@ def test_integers_are_accepted_for_numbers(domain, peer, tmp_path):
 
 BAD = [
     # (parameters, extra arguments, words on the one line)
-    ({"max_rate": -5.0}, [], "parameter max_rate: must be a finite number in (0, 100000]"),
+    ({"max_rate": -5.0}, [], "parameter max_rate: must be a finite number in [0.1, 100000]"),
     ({"report_distance": "nan"}, [], "parameter report_distance: must be a finite number"),
     ({"report_distance": "abc"}, [], "parameter report_distance: must be a number, got 'abc'"),
-    ({"heartbeat_rate": 0.0}, [], "parameter heartbeat_rate: must be a finite number in (0,"),
+    ({"heartbeat_rate": 0.0}, [], "parameter heartbeat_rate: must be a finite number in [0.1, 100]"),
     ({"publish_markers": "maybe"}, [], "parameter publish_markers: must be true or false"),
     ({"adf_files": [str(DEMO_ARM)], "joint_state_files": [0, 3]}, [],
      "parameter joint_state_files: 2 entries for 1 joint_state_topics"),

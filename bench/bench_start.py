@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Start-up time of the collision_monitor node to its first ``~/contacts`` message, with numba's
+cache empty (cold: every kernel compiled) and filled (warm) (issue 14 §6; targets: cold < 60 s,
+warm < 3 s).
+
+Each run starts the installed node with ``config/demo.yaml`` (demo arm + probes) and its own
+``NUMBA_CACHE_DIR``: a new empty folder for the cold run, the folder the cold run filled for
+the warm ones. The time runs from starting the process to the first ContactArray received here
+(the node's heartbeat publishes one without any joint state), so it holds the interpreter, the
+imports, the scene load with the JIT, DDS discovery and the first publish. The node's own log
+line says how many functions numba compiled (none on a warm start).
+
+    bench/bench_start.py [--warm-runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = "config/demo.yaml"
+
+
+def node_executable() -> str:
+    from ament_index_python.packages import get_package_prefix
+
+    return str(Path(get_package_prefix("ambf_collision")) / "lib" / "ambf_collision"
+               / "collision_monitor")
+
+
+def first_contacts(domain: int, cache_dir: str, timeout: float = 180.0) -> tuple[float, str]:
+    """Seconds from starting the node to its first ContactArray here, and its log."""
+    import rclpy
+    from rclpy.context import Context
+
+    from ambf_collision.msg import ContactArray
+
+    context = Context()
+    rclpy.init(context=context, domain_id=domain)
+    node = rclpy.create_node("bench_start", context=context)
+    got = []
+    node.create_subscription(ContactArray, "/collision_monitor/contacts",
+                             lambda raw: got.append(time.perf_counter()), 10, raw=True)
+    from rclpy.executors import SingleThreadedExecutor
+
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), NUMBA_CACHE_DIR=cache_dir,
+               PYTHONUNBUFFERED="1", RCUTILS_COLORIZED_OUTPUT="0")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([node_executable(), "--ros-args", "--params-file", CONFIG],
+                            cwd=str(REPO), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        while not got and time.perf_counter() - t0 < timeout and proc.poll() is None:
+            executor.spin_once(timeout_sec=0.02)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        log = proc.communicate(timeout=20)[0]
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+    if not got:
+        raise RuntimeError(f"no ContactArray within {timeout} s:\n{log[-2000:]}")
+    return got[0] - t0, log
+
+
+def compiled(log: str) -> int:
+    m = re.search(r"numba compiled (\d+) function", log)
+    return int(m.group(1)) if m else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--warm-runs", type=int, default=3)
+    args = ap.parse_args(argv)
+    domain = int(os.environ.get("BENCH_DOMAIN_ID", 170 + os.getpid() % 30))
+    with tempfile.TemporaryDirectory(prefix="ambf_collision_numba_") as cache:
+        cold, log = first_contacts(domain, cache)
+        n_cold = compiled(log)
+        warm = []
+        for _ in range(args.warm_runs):
+            seconds, log = first_contacts(domain, cache)
+            warm.append((seconds, compiled(log)))
+    ws = [s for s, _ in warm]
+    print(f"bench_start: {CONFIG} to the first ~/contacts, {os.cpu_count()} CPUs")
+    print(f"cold (empty numba cache): {cold:.2f} s, {n_cold} function(s) compiled")
+    print(f"warm ({len(ws)} runs): median {statistics.median(ws):.2f} s, max {max(ws):.2f} s, "
+          f"compiled {[n for _, n in warm]}")
+    print(f"target {'MET    ' if cold < 60.0 else 'NOT MET'}: cold start < 60 s")
+    print(f"target {'MET    ' if max(ws) < 3.0 else 'NOT MET'}: warm start < 3 s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
