@@ -8,7 +8,7 @@ SHELL := /bin/bash
 DURATION ?= 0
 ARGS ?=
 
-.PHONY: env demo test colcon-test bench clean
+.PHONY: env demo test colcon-test bench clean clean-cache
 
 env:
 	@bash scripts/setup_env.sh
@@ -27,3 +27,9 @@ bench: env
 
 clean:
 	rm -rf .ws .venv .ws-jazzy .venv-jazzy .venv-numpy1 demo_output
+
+# numba's compiled kernels (next to the sources, in the workspaces and in the user cache): numba
+# notices a change of a kernel's own file only, so clear them after editing a module the kernels call.
+clean-cache:
+	find ambf_collision .ws .ws-jazzy \( -name '*.nbi' -o -name '*.nbc' \) -delete 2>/dev/null || true
+	rm -rf "$${XDG_CACHE_HOME:-$$HOME/.cache}/ambf_collision/numba"
