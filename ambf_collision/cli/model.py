@@ -52,6 +52,11 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="do not check body pair A:B (repeatable)")
     p.add_argument("--check", action="append", default=[], metavar="A:B",
                    help="check body pair A:B even if AMBF ignores it (repeatable)")
+    p.add_argument("--couplings", action="append", default=[], metavar="FILE",
+                   help="YAML file of coupled joints, passive = multiplier * source + offset "
+                        "(e.g. config/couplings/blender-psm.yaml; repeatable)")
+    p.add_argument("--coupling", action="append", default=[], metavar="RULE",
+                   help="one coupled joint as 'JOINT = [MULT *] SOURCE [+|- OFFSET]' (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -92,7 +97,8 @@ def build_model(args):
         Overrides.from_strings(args.ignore, args.check)  # its error names the option
     except ValueError as e:
         raise _InputError(f"--ignore/--check: {e}") from None
-    scene = load_scene(args.files, ignore_pairs=args.ignore, check_pairs=args.check)
+    scene = load_scene(args.files, ignore_pairs=args.ignore, check_pairs=args.check,
+                       coupling_files=args.couplings, couplings=args.coupling)
     for line in scene.warnings:
         print(f"warning: {line}", file=sys.stderr)
     return scene.model
@@ -174,7 +180,9 @@ def _num(x: float):
 
 def check_report(model, data, result) -> dict:
     """The ``check`` JSON dict: bodies (position, orientation [x,y,z,w]), pairs_checked,
-    min_distance (None when nothing is checked), contacts (closest first)."""
+    min_distance (None when nothing is checked), contacts (closest first), loops (per
+    loop-closing joint: position residual m, angle residual rad, open when above the
+    LOOP_OPEN_* tolerances)."""
     bodies = {
         name: {"position": [float(x) for x in p], "orientation": [float(x) for x in q]}
         for name, (p, q) in result.body_poses().items()
@@ -184,7 +192,16 @@ def check_report(model, data, result) -> dict:
         "pairs_checked": int(result.pairs_checked),
         "min_distance": _num(result.min_distance),
         "contacts": [c.to_json() for c in result.contacts],
+        "loops": loop_report(model, result),
     }
+
+
+def loop_report(model, result) -> list:
+    """``[{"joint", "position", "angle", "open"}]`` per loop-closing joint: how far the joint
+    positions are from closing the loop there (m, rad)."""
+    opened = {name for name, _, _ in result.open_loops()}
+    return [{"joint": name, "position": float(p), "angle": float(a), "open": name in opened}
+            for name, (p, a) in zip(model.closure_joint_names, result.closure_residuals.tolist())]
 
 
 def _check(args) -> int:
@@ -223,6 +240,14 @@ def _check(args) -> int:
             for c in report["contacts"]]
     print(f"contacts below {args.report_distance:g} m: {len(crow)}")
     _table(crow, ("distance", "body 1", "body 2", "position", "normal 1->2"))
+    loops = report["loops"]
+    if loops:
+        lrow = [(x["joint"], f"{1e3 * x['position']:.3f}", f"{math.degrees(x['angle']):.3f}",
+                 "OPEN" if x["open"] else "closed") for x in loops]
+        n_open = sum(x["open"] for x in loops)
+        print(f"\nloop-closing joints: {len(loops)} ({n_open} open: the joint positions do not "
+              "close the loop; give the passive joints or --couplings)")
+        _table(lrow, ("joint", "position mm", "angle deg", "loop"))
     for line in extra:
         print(line)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +123,48 @@ def test_subprocess_no_traceback(tmp_path):
                           capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "malformed YAML" in proc.stderr and str(p) in proc.stderr
+
+
+# ---------------------------------------------------------------- loops and couplings (issue 11 §6)
+PARALLELOGRAM = REPO / "test" / "model" / "kin_models" / "parallelogram.yaml"
+PARALLELOGRAM_COUPLINGS = REPO / "test" / "model" / "kin_models" / "parallelogram_couplings.yaml"
+
+
+def test_check_reports_the_loop_residual_by_hand(capsys):
+    """Only the pitch joint given (0.4 rad), no couplings: the front link stays at 0, so the
+    closure hinge pivots are the chord 2 * 0.3 * sin(0.4 / 2) apart (the front and back links are
+    0.3 m long), axes parallel: the loop is reported open, in the table and in JSON."""
+    chord = 2 * 0.3 * math.sin(0.4 / 2)
+    code, out, err = run(capsys, "check", str(PARALLELOGRAM), "--joint",
+                         "yaw link-pitch back link=0.4", "--joint", "pitch back link-pitch bottom link=-0.4",
+                         "--json")
+    assert code == 0, err
+    (loop,) = json.loads(out)["loops"]
+    assert loop["joint"] == "/psm_like/pitchfrontlink-pitchbottomlink"
+    assert loop["position"] == pytest.approx(chord, rel=1e-12)
+    assert loop["angle"] == 0.0 and loop["open"] is True
+    code, out, _ = run(capsys, "check", str(PARALLELOGRAM), "--joint", "yaw link-pitch back link=0.4",
+                       "--joint", "pitch back link-pitch bottom link=-0.4")
+    assert code == 0
+    assert "loop-closing joints: 1 (1 open" in out
+    assert f"{1e3 * chord:.3f}" in out and "OPEN" in out
+
+
+@pytest.mark.parametrize("how", ["file", "rule"])
+def test_check_with_couplings_closes_the_loop(capsys, how):
+    """The same pitch with the parallelogram's couplings (front = pitch, bottom = -front), from
+    the YAML file or as rule strings: the loop closes (residual at rounding level)."""
+    extra = (["--couplings", str(PARALLELOGRAM_COUPLINGS)] if how == "file" else
+             ["--coupling", "yaw link-pitch front link = yaw link-pitch back link",
+              "--coupling", "pitch back link-pitch bottom link = -1 * yaw link-pitch front link"])
+    code, out, err = run(capsys, "check", str(PARALLELOGRAM), "--joint", "yaw link-pitch back link=0.4",
+                         *extra, "--json")
+    assert code == 0, err
+    (loop,) = json.loads(out)["loops"]
+    assert loop["position"] < 1e-15 and loop["angle"] < 1e-15 and loop["open"] is False
+
+
+def test_check_bad_coupling_is_one_line_exit_2(capsys):
+    code, out, err = run(capsys, "check", str(PARALLELOGRAM), "--coupling", "nosuch = 2 * yaw link-pitch back link")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "couplings[0]" in err and "nosuch" in err
