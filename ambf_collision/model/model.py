@@ -20,6 +20,8 @@ Usage::
 
 from __future__ import annotations
 
+import copy
+import fnmatch
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -39,7 +41,7 @@ from ambf_collision.model.kinematics import Kinematics, KinematicsState
 from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
 from ambf_collision.model.table_buffer import pack
 
-__all__ = ["Model", "Data", "EvaluationResult", "ModelContact", "ShapeInfo"]
+__all__ = ["Model", "Data", "EvaluationResult", "ModelContact", "ShapeInfo", "body_padding"]
 
 @dataclass(frozen=True)
 class ShapeInfo:
@@ -228,6 +230,24 @@ class EvaluationResult:
         return {n: (self.body_t[k].copy(), q[k]) for k, n in enumerate(self._model.body_names)}
 
 
+def body_padding(world: AdfWorld, padding=None) -> np.ndarray:
+    """``(B,)`` padding (m) per body from ``{name or pattern: metres}``: patterns are fnmatch
+    patterns matched against the qualified and the plain body name; entries apply in order,
+    a later match overrides an earlier one. Raises ValueError (naming the entry) for a value
+    that is not finite and >= 0, or an entry that matches no body."""
+    out = np.zeros(len(world.bodies))
+    for pattern, value in (padding or {}).items():
+        value = float(value)
+        if not (math.isfinite(value) and value >= 0.0):
+            raise ValueError(f"padding[{pattern!r}]: must be a finite number of metres >= 0, got {value}")
+        hit = [i for i, b in enumerate(world.bodies)
+               if fnmatch.fnmatchcase(b.name, pattern) or fnmatch.fnmatchcase(b.plain_name, pattern)]
+        if not hit:
+            raise ValueError(f"padding[{pattern!r}]: matches no body")
+        out[hit] = value
+    return out
+
+
 class Model:
     """Collision model compiled once from an :class:`AdfWorld`.
 
@@ -238,10 +258,15 @@ class Model:
     :class:`ShapeInfo`); ``pairs (P,2)`` checked shape pairs, ``pair_bodies (P,2)`` their
     bodies; ``body_pairs (Q,2)`` checked body pairs, ``ignored`` ``[(i, j, reason)]``;
     ``filter`` (the :class:`FilterResult`); ``link_shapes`` / ``pair_distance`` (the batch
-    objects, possibly empty, never None).
+    objects, possibly empty, never None); ``body_padding (B,)`` (m, see :func:`body_padding`).
+
+    ``padding``: ``{body name or fnmatch pattern: metres}``: every shape of a matching body is
+    grown by a ball of that radius (Minkowski sum; a safety margin): a pair's distance drops by
+    both bodies' padding and its witnesses move out along the normal (``geometry/pairs.py``).
     """
 
-    def __init__(self, world: AdfWorld, overrides: Optional[Overrides] = None, couplings=None):
+    def __init__(self, world: AdfWorld, overrides: Optional[Overrides] = None, couplings=None,
+                 padding=None):
         self.world = world
         self.kinematics = Kinematics(world, couplings)
         self.body_names = [b.name for b in world.bodies]
@@ -250,7 +275,7 @@ class Model:
         self.joint_plain_names = list(self.kinematics.joint_plain_names)
         self.closure_joint_names = list(self.kinematics.closure_joint_names)
         shapes, shape_body, info = [], [], []
-        first = np.zeros(len(world.bodies) + 1, dtype=np.intp)
+        self._first_shape = first = np.zeros(len(world.bodies) + 1, dtype=np.intp)
         for bi, b in enumerate(world.bodies):
             first[bi] = len(shapes)
             for k, s in enumerate(b.shapes):
@@ -261,7 +286,19 @@ class Model:
         self.shapes = shapes
         self.shape_body = np.array(shape_body, dtype=np.intp)
         self.shape_info = info
-        self.filter = filter_pairs(world, overrides)
+        self.link_shapes = LinkShapes(shapes, self.shape_body)  # may be empty
+        self.hulls = self.link_shapes.hulls
+        self._groups = {}
+        for b in world.bodies:
+            self._groups[b.name] = b.groups
+            self._groups.setdefault(b.plain_name, b.groups)
+        self._compile_pairs(overrides, padding)
+
+    def _compile_pairs(self, overrides, padding) -> None:
+        """The checked pairs (AMBF's filtering plus ``overrides``), their padding and the
+        compiled buffer (everything that depends on them)."""
+        first, info = self._first_shape, self.shape_info
+        self.filter = filter_pairs(self.world, overrides)
         self.body_pairs = self.filter.checked
         self.ignored = self.filter.ignored
         pairs, pair_bodies = [], []
@@ -277,35 +314,40 @@ class Model:
         # per pair: (body_1, body_2, shape_1, shape_2) of its ModelContact
         self.pair_contact_info = [(info[a].body, info[b].body, info[a].index, info[b].index)
                                   for a, b in self.pair_shapes]
-        self.link_shapes = LinkShapes(shapes, self.shape_body)  # may be empty
-        self.hulls = self.link_shapes.hulls
-        self.pair_distance = PairDistance(self.link_shapes, self.pairs)
+        self.body_padding = body_padding(self.world, padding)
+        self.pair_distance = PairDistance(self.link_shapes, self.pairs,
+                                          padding=self.body_padding[self.shape_body])
         self.buffer, views = pack(self.kinematics.tables() + (
             self.link_shapes.local.table, self.link_shapes.frame_index,
             self.pair_distance.bound_table, self.pair_distance.pair_table)
             + tuple(hull_arrays(self.hulls))
             + (np.ascontiguousarray(self.pair_bodies, dtype=np.int64).reshape(-1),), writeable=False)
         self.tables = dict(zip(MODEL_TABLES, views))
-        self._groups = {}
-        for b in world.bodies:
-            self._groups[b.name] = b.groups
-            self._groups.setdefault(b.plain_name, b.groups)
+
+    def with_overrides(self, overrides: Optional[Overrides] = None, padding=None) -> "Model":
+        """A new Model of the same files with other pair ``overrides`` and ``padding`` (as in
+        the constructor): only the pair list and the buffer are rebuilt; the kinematics, the
+        shapes and their hulls are shared (constant). This Model does not change; its Data
+        do not fit the new one (``create_data`` again)."""
+        new = copy.copy(self)
+        new._compile_pairs(overrides, padding)
+        return new
 
     # -- construction ---------------------------------------------------------------------------
 
     @classmethod
     def from_files(cls, paths, overrides: Optional[Overrides] = None, root_poses=None,
-                   couplings=None, namespaces=None) -> "Model":
+                   couplings=None, namespaces=None, padding=None) -> "Model":
         """Load ADF files (see :func:`load_adf_files`: ``namespaces`` renames each file's bodies
         and joints) and compile. ``couplings``: a couplings YAML path or a sequence of rules
         (:mod:`couplings`). Raises ``AdfError`` (also :class:`CouplingError`, one of them)."""
         world = load_adf_files(paths, root_poses=root_poses, namespaces=namespaces)
-        return cls.from_world(world, overrides, couplings)
+        return cls.from_world(world, overrides, couplings, padding)
 
     @classmethod
     def from_world(cls, world: AdfWorld, overrides: Optional[Overrides] = None,
-                   couplings=None) -> "Model":
-        return cls(world, overrides, couplings)
+                   couplings=None, padding=None) -> "Model":
+        return cls(world, overrides, couplings, padding)
 
     def create_data(self) -> Data:
         return Data(self)
