@@ -17,12 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from conftest import DEMO_ARM
 from ros_harness import (NodeProcess, Received, diagnostics_of, domain, peer,  # noqa: F401
                          rss_mb)
 
 from ambf_collision.msg import ContactArray
+from rclpy.qos import QoSProfile
 
 NS = "/collision_monitor"
 T1 = -math.acos(0.46)
@@ -163,7 +163,8 @@ def test_short_soak_stays_bounded(domain, peer):
     node = NodeProcess(domain, {}, extra_args=["--params-file", str(REPO / "config" / "demo.yaml")])
     flood = None
     try:
-        contacts = Received(peer, ContactArray, NS + "/contacts")
+        # a deep reader history: DDS keeps taking ~/contacts while this process is held up
+        contacts = Received(peer, ContactArray, NS + "/contacts", qos=QoSProfile(depth=50_000))
         diags = Received(peer, DiagnosticArray, "/diagnostics")
         markers = Received(peer, MarkerArray, NS + "/markers")
         assert peer.spin_until(lambda: contacts.msgs and diags.msgs, timeout=30.0)
@@ -177,9 +178,13 @@ def test_short_soak_stays_bounded(domain, peer):
         t1 = time.monotonic()
         n, last = flood.result()
         assert peer.spin_until(lambda: abs(_stamp(contacts.last) - last) < 1e-6, timeout=10.0)
-        # two periods of the demo's 2 Hz heartbeat (the gap is seen by this process, which
-        # shares the loaded machine: 0.47 s seen once with 5 Hz and a 0.4 s bound)
-        assert contacts.largest_gap(t0, t1) < 2.0 / HEARTBEAT_DEMO
+        # no gap of two periods of the demo's 2 Hz heartbeat, on the node's side: between the
+        # stamps of its answers (joint-state stamps, or the heartbeat's time; one wall clock).
+        # Arrival times here measured this process instead: under the full suite it was held
+        # up for 1.1-1.4 s while the node kept publishing.
+        stamps = sorted({_stamp(m) for m in contacts.since(t0)})
+        gaps = [b - a for a, b in zip(stamps, stamps[1:]) if a <= last]
+        assert stamps and max(gaps) < 2.0 / HEARTBEAT_DEMO, max(gaps)
         got = diagnostics_of(diags.since(t0))
         _no_nan(got)
         steps = [b[0] - a[0] for a, b in zip(got, got[1:])]

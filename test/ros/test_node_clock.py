@@ -70,16 +70,22 @@ def test_contacts_keep_flowing_after_the_clock_jumps_back(domain, peer, tmp_path
         jump = time.monotonic()
         n_before = len(got)
         sim = 50.0
+        sim_at_1s = None  # sim time one wall second after the jump
         while time.monotonic() < jump + 3.0:
+            if sim_at_1s is None and time.monotonic() > jump + 1.0:
+                sim_at_1s = sim
             step(sim)
             sim += 0.05
         after = [(t - jump, m) for t, m in got[n_before:]]
         good = [(t, m) for t, m in after if ok(m)]
         assert good, [(round(t, 2), m.status) for t, m in after[:10]]
         assert good[0][0] < 1.0, f"first OK output {good[0][0]:.2f} s after the jump"
-        # 10 Hz heartbeat over the remaining ~2 s: at least 15 outputs, all stamped in sim time
+        # the 10 Hz heartbeat runs on sim time, which this loop advances (0.05 s per step; a
+        # step takes longer than 0.05 s of wall time on a loaded machine): at least 3/4 of the
+        # heartbeats of the sim time that passed in the last ~2 s, all stamped in sim time
         late = [m for t, m in good if t > 1.0]
-        assert len(late) >= 15, len(late)
+        expected = 10.0 * (sim - sim_at_1s)
+        assert expected >= 10 and len(late) >= 0.75 * expected, (len(late), expected)
         assert all(40 <= m.header.stamp.sec <= 60 for m in late)
         assert ok(got[-1][1])
     finally:
