@@ -69,6 +69,14 @@ class MonitorOutput:
     dropped_contacts: int = 0  # non-finite contacts removed from this output
     result: object = None  # the model's EvaluationResult (for markers / pictures), or None
     contact_vectors: object = None  # (len(contacts), 4, 3) point_1, point_2, position, normal
+    # controller outputs (issue 13), per contact in the same order: distance Jacobian (n, J)
+    # (m/rad or m/m, columns joint_names), distance rate (n,) m/s (0 unless velocities_given),
+    # witnesses in their bodies' frames (n, 2, 3) m
+    contact_jacobians: object = None
+    contact_rates: object = None
+    contact_locals: object = None
+    joint_names: list = field(default_factory=list)  # the model's (qualified) joint names
+    velocities_given: bool = False  # every needed joint had a finite velocity (then rates = J q_dot)
     unreceived: list = field(default_factory=list)  # joints neither received nor coupled
     warnings: list = field(default_factory=list)  # throttled warnings to log now
 
@@ -117,6 +125,8 @@ class CollisionMonitor:
         self.model = model
         self.data = model.create_data()
         names = list(model.joint_names)
+        self.joint_names = names  # one list object per model (the writers cache its encoding)
+        self._velocities_set = False  # the model's Data holds velocities from a joint state
         plain = list(getattr(model, "joint_plain_names", names))
         self.needs_value, joint_file = joint_roles(model)  # joints a joint state must give
         sources = [(f"ADF file {f}" if f is not None else "",
@@ -134,6 +144,8 @@ class CollisionMonitor:
         self.limiter = RateLimiter(self.config.max_rate)
         self.throttle = WarningThrottle(self.config.warning_period)
         self.probes = probes
+        self.environment_pair = environment_pairs(model)
+        self.self_report_distance = self.environment_report_distance = -1.0
         self.enabled = True
         self.last_output_time = -math.inf
         self.evaluations = 0
@@ -156,12 +168,26 @@ class CollisionMonitor:
         self.throttle.period = new.warning_period
         return new
 
+    def set_report_distances(self, self_pairs: float, environment_pairs: float) -> None:
+        """Report distances (m) of self pairs and of robot-environment pairs
+        (:func:`environment_pairs`); -1 (or any negative) = ``config.report_distance``."""
+        self.self_report_distance = float(self_pairs)
+        self.environment_report_distance = float(environment_pairs)
+
+    def report_distances(self) -> tuple:
+        """``(self pairs, environment pairs)`` report distances in effect (m)."""
+        rd = self.config.report_distance
+        return tuple(rd if d < 0.0 else d for d in (self.self_report_distance,
+                                                    self.environment_report_distance))
+
     def take_over(self, previous: CollisionMonitor) -> None:
         """Continue from a monitor of a previous model (a reload): joint values by name, the
         enabled flag, the schedule and the counts (evaluations, rejected joint states,
         coalesced requests)."""
         self.merger.take_over(previous.merger)
         self.merger.bad_count = previous.merger.bad_count
+        self.set_report_distances(previous.self_report_distance,
+                                  previous.environment_report_distance)
         self.enabled = previous.enabled
         self.evaluations = previous.evaluations
         self.last_output_time = previous.last_output_time
@@ -170,13 +196,15 @@ class CollisionMonitor:
         new.requests, new.coalesced, new.deferred = old.requests, old.coalesced, old.deferred
 
     # -- inputs ----------------------------------------------------------------------------------
-    def on_joint_state(self, names, positions, stamp: float, now: float, source: int = 0):
+    def on_joint_state(self, names, positions, stamp: float, now: float, source: int = 0,
+                       velocities=None):
         """Take one ``JointState`` message from ``source``; returns ``(accepted, reason)``.
+        ``velocities``: its ``velocity`` list (optional; see :mod:`.joint_states`).
 
         Good or bad, the message asks for an output (a bad one to publish the status at once).
         A rejection queues a throttled warning for the next output.
         """
-        accepted, reason = self.merger.update(names, positions, stamp, now, source)
+        accepted, reason = self.merger.update(names, positions, stamp, now, source, velocities)
         if not accepted:
             self._warn("bad:" + self.merger.last_code, f"rejected joint state: {reason}", now)
         self.limiter.request(now)
@@ -275,7 +303,8 @@ class CollisionMonitor:
         stamp = m.stamp if m.good_count else float(now)
         out = MonitorOutput(stamp=stamp, status=status, reason=reason, min_distance=math.inf,
                             pairs_checked=0, contacts=[], time=float(now),
-                            joint_state_age=m.age(now), unreceived=self.unreceived())
+                            joint_state_age=m.age(now), unreceived=self.unreceived(),
+                            joint_names=self.joint_names)
         if do_eval:
             self._evaluate(out, root_poses, now, on_contacts)
         elif on_contacts is not None:
@@ -293,10 +322,18 @@ class CollisionMonitor:
     def _evaluate(self, out: MonitorOutput, root_poses, now: float, on_contacts=None) -> None:
         model, data = self.model, self.data
         t0 = time.perf_counter()
-        if self.merger.joint_names:
-            model.set_joint_positions(data, self.merger.joint_names, self.merger.positions)
+        merger = self.merger
+        if merger.joint_names:
+            model.set_joint_positions(data, merger.joint_names, merger.positions)
+        given = merger.velocities_given(self.needs_value) and hasattr(model, "set_joint_velocities")
+        if given or self._velocities_set:  # rates follow the velocities; without them J 0 = 0
+            model.set_joint_velocities(data, merger.joint_names,
+                                       merger.velocities if given else np.zeros(len(merger.joint_names)))
+            self._velocities_set = given
+        out.velocities_given = given
+        self_rd, env_rd = self.report_distances()
         result = model.evaluate(data, root_poses=root_poses,
-                                report_distance=self.config.report_distance, near_only=True)
+                                report_distance=max(self_rd, env_rd), near_only=True)
         out.evaluated = True
         out.result = result
         self.evaluations += 1
@@ -308,7 +345,17 @@ class CollisionMonitor:
         index = getattr(result, "contact_index", None)
         contacts = [] if index is not None and len(index) == 0 else list(result.contacts)
         vectors = getattr(result, "contact_vectors", None) if contacts else None
-        out.contacts, out.contact_vectors, out.dropped_contacts = finite_contacts(contacts, vectors)
+        extras = controller_arrays(result, len(contacts), len(self.joint_names), given)
+        if contacts and self_rd != env_rd and index is not None:  # each pair class its own
+            env = self.environment_pair[index]
+            keep = np.array([c.distance for c in contacts]) < np.where(env, env_rd, self_rd)
+            if not keep.all():
+                contacts = [c for c, k in zip(contacts, keep) if k]
+                vectors = vectors[keep] if vectors is not None else None
+                extras = tuple(a[keep] for a in extras)
+        (out.contacts, out.contact_vectors, out.dropped_contacts,
+         (out.contact_jacobians, out.contact_rates, out.contact_locals)) = finite_contacts(
+            contacts, vectors, extras)
         if out.dropped_contacts:
             self._warn("nan:contacts",
                        f"dropped {out.dropped_contacts} contact(s) with non-finite values", now)
@@ -327,6 +374,42 @@ class CollisionMonitor:
                 self._warn("nan:probes", f"zeroed {n} probe(s)/patch(es) with non-finite values", now)
         out.probes = probe_result
         out.compute_time = elapsed + (time.perf_counter() - t0)
+
+
+def environment_pairs(model) -> np.ndarray:
+    """``(P,)`` bool per checked pair of ``model``: True for a robot-environment pair, whose
+    two bodies belong to different kinematic trees (no chain of joints joins them: a robot and
+    a table or floor, or two robots), False for a self pair (one robot's bodies). A model
+    without kinematics (a stand-in): every pair is a self pair."""
+    pair_bodies = getattr(model, "pair_bodies", None)
+    kin = getattr(model, "kinematics", None)
+    parent = getattr(kin, "tree_parent_body", None)
+    if pair_bodies is None or parent is None:
+        return np.zeros(len(getattr(model, "pairs", ())), dtype=bool)
+    parent = np.asarray(parent, np.int64)
+    root = np.arange(len(parent))
+    for _ in range(len(parent)):  # follow the tree up (depth < number of bodies)
+        up = parent[root]
+        if (up < 0).all():
+            break
+        root = np.where(up >= 0, up, root)
+    pb = np.asarray(pair_bodies, np.int64).reshape(-1, 2)
+    return root[pb[:, 0]] != root[pb[:, 1]]
+
+
+def controller_arrays(result, n: int, n_joints: int, rates_valid: bool) -> tuple:
+    """``(jacobians (n,J), rates (n,), locals (n,2,3))`` of a result's first ``n`` contacts
+    (copies); zeros where the result has none (a stand-in model), rates zero unless
+    ``rates_valid``."""
+    jac = getattr(result, "jacobians", None)
+    jac = np.array(jac[:n], dtype=float) if jac is not None else np.zeros((n, n_joints))
+    rates = getattr(result, "distance_rates", None)
+    rates = (np.array(rates[:n], dtype=float) if rates is not None and rates_valid
+             else np.zeros(n))
+    p1, p2 = getattr(result, "point_1_local", None), getattr(result, "point_2_local", None)
+    local = (np.stack((p1[:n], p2[:n]), axis=1).astype(float) if p1 is not None and p2 is not None
+             else np.zeros((n, 2, 3)))
+    return jac, rates, local
 
 
 def _listed(names: list, limit: int = 4) -> str:
