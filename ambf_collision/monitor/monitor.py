@@ -145,6 +145,9 @@ class CollisionMonitor:
         self.throttle = WarningThrottle(self.config.warning_period)
         self.probes = probes
         self.environment_pair = environment_pairs(model)
+        self._no_extras = controller_arrays(None, 0, len(names), False)  # no contact (read-only)
+        for a in self._no_extras:
+            a.flags.writeable = False
         self.self_report_distance = self.environment_report_distance = -1.0
         self.enabled = True
         self.last_output_time = -math.inf
@@ -345,7 +348,8 @@ class CollisionMonitor:
         index = getattr(result, "contact_index", None)
         contacts = [] if index is not None and len(index) == 0 else list(result.contacts)
         vectors = getattr(result, "contact_vectors", None) if contacts else None
-        extras = controller_arrays(result, len(contacts), len(self.joint_names), given)
+        extras = (controller_arrays(result, len(contacts), len(self.joint_names), given)
+                  if contacts else self._no_extras)
         if contacts and self_rd != env_rd and index is not None:  # each pair class its own
             env = self.environment_pair[index]
             keep = np.array([c.distance for c in contacts]) < np.where(env, env_rd, self_rd)

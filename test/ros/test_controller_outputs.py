@@ -185,3 +185,36 @@ def test_pairs_padding_and_report_distances_change_at_run_time(node, peer):
         assert d < (0.5 if env else 0.0), ((a, b), d)
     assert any(a in ENVIRONMENT or b in ENVIRONMENT for a, b in pairs(m))
     assert target in pairs(m) and pairs(m)[target] < 0.0  # the self contact penetrates
+
+
+def test_probe_patch_state_of_the_pad_pressed_into_the_floor(domain, peer):
+    """ProbeArray.patches over DDS, hand-derived (test_node_full.py's touch): shoulder_pitch
+    -acos(0.46), elbow -pi minus that put the fingertip's 4x4 pad 3.5 mm into the floor with its
+    normal (body +z) pointing down; every pad probe pushes 7 N along +z. The patch: 16 probes in
+    contact, force (0, 0, 112) N in world, (0, 0, -112) N along the body's z, torque 0 about
+    its origin (a symmetric grid of equal parallel forces), area the sum of its probes'."""
+    from ambf_collision.msg import ProbeArray
+
+    t1 = -math.acos(0.46)
+    touch = [0.0, t1, -math.pi - t1, 0.0]
+    node = NodeProcess(domain, {"adf_files": [str(DEMO_ARM)], "heartbeat_rate": 20.0,
+                                "probe_files": [str(DEMO_ARM.parent / "demo_probes.yaml")]})
+    try:
+        contacts = Received(peer, ContactArray, NS + "/contacts")
+        probes = Received(peer, ProbeArray, NS + "/probes")
+        pub = peer.node.create_publisher(JointState, "/joint_states", qos_profile_sensor_data)
+        _next(peer, pub, contacts, lambda: _state(peer, touch), lambda m: len(m.contacts) > 0)
+        assert peer.spin_until(lambda: probes.last is not None and probes.last.patches
+                               and probes.last.patches[0].in_contact == 16, timeout=10.0)
+        (pad,) = probes.last.patches
+        assert (pad.name, pad.body) == ("pad", "/ambf/env/fingertip")
+        assert (pad.force.x, pad.force.y, pad.force.z) == pytest.approx((0, 0, 112.0), abs=1e-5)
+        assert pad.force_body.z == pytest.approx(-112.0, abs=1e-5)
+        assert math.hypot(pad.force_body.x, pad.force_body.y) == pytest.approx(0.0, abs=1e-5)
+        for v in (pad.torque_body.x, pad.torque_body.y, pad.torque_body.z):
+            assert v == pytest.approx(0.0, abs=1e-7)
+        pads = [p for p in probes.last.probes if p.name.startswith("pad/")]
+        assert pad.area == pytest.approx(sum(p.area for p in pads), rel=1e-12) and pad.area > 0
+    finally:
+        code, _, err = node.stop()
+    assert code == 0, err
