@@ -69,12 +69,10 @@ class MonitorOutput:
     dropped_contacts: int = 0  # non-finite contacts removed from this output
     result: object = None  # the model's EvaluationResult (for markers / pictures), or None
     contact_vectors: object = None  # (len(contacts), 4, 3) point_1, point_2, position, normal
-    # controller outputs (issue 13), per contact in the same order: distance Jacobian (n, J)
-    # (m/rad or m/m, columns joint_names), distance rate (n,) m/s (0 unless velocities_given),
-    # witnesses in their bodies' frames (n, 2, 3) m
-    contact_jacobians: object = None
-    contact_rates: object = None
-    contact_locals: object = None
+    # controller outputs (issue 13): (len(contacts), J + 7), one row per contact in message
+    # order: its distance Jacobian (J values, m/rad or m/m, columns joint_names), distance rate
+    # (m/s; 0 unless velocities_given), point_1_local, point_2_local (m, body frames)
+    contact_controller: object = None
     joint_names: list = field(default_factory=list)  # the model's (qualified) joint names
     velocities_given: bool = False  # every needed joint had a finite velocity (then rates = J q_dot)
     unreceived: list = field(default_factory=list)  # joints neither received nor coupled
@@ -145,9 +143,8 @@ class CollisionMonitor:
         self.throttle = WarningThrottle(self.config.warning_period)
         self.probes = probes
         self.environment_pair = environment_pairs(model)
-        self._no_extras = controller_arrays(None, 0, len(names), False)  # no contact (read-only)
-        for a in self._no_extras:
-            a.flags.writeable = False
+        self._no_extras = controller_rows(None, 0, len(names), False)  # no contact (read-only)
+        self._no_extras.flags.writeable = False
         self.self_report_distance = self.environment_report_distance = -1.0
         self.enabled = True
         self.last_output_time = -math.inf
@@ -348,7 +345,7 @@ class CollisionMonitor:
         index = getattr(result, "contact_index", None)
         contacts = [] if index is not None and len(index) == 0 else list(result.contacts)
         vectors = getattr(result, "contact_vectors", None) if contacts else None
-        extras = (controller_arrays(result, len(contacts), len(self.joint_names), given)
+        extras = (controller_rows(result, len(contacts), len(self.joint_names), given)
                   if contacts else self._no_extras)
         if contacts and self_rd != env_rd and index is not None:  # each pair class its own
             env = self.environment_pair[index]
@@ -356,10 +353,9 @@ class CollisionMonitor:
             if not keep.all():
                 contacts = [c for c, k in zip(contacts, keep) if k]
                 vectors = vectors[keep] if vectors is not None else None
-                extras = tuple(a[keep] for a in extras)
+                extras = extras[keep]
         (out.contacts, out.contact_vectors, out.dropped_contacts,
-         (out.contact_jacobians, out.contact_rates, out.contact_locals)) = finite_contacts(
-            contacts, vectors, extras)
+         (out.contact_controller,)) = finite_contacts(contacts, vectors, (extras,))
         if out.dropped_contacts:
             self._warn("nan:contacts",
                        f"dropped {out.dropped_contacts} contact(s) with non-finite values", now)
@@ -401,19 +397,28 @@ def environment_pairs(model) -> np.ndarray:
     return root[pb[:, 0]] != root[pb[:, 1]]
 
 
-def controller_arrays(result, n: int, n_joints: int, rates_valid: bool) -> tuple:
-    """``(jacobians (n,J), rates (n,), locals (n,2,3))`` of a result's first ``n`` contacts
-    (copies); zeros where the result has none (a stand-in model), rates zero unless
-    ``rates_valid``."""
+CONTROLLER_VALUES = 7
+"""Values of a controller row after the Jacobian: distance_rate, point_1_local, point_2_local."""
+
+
+def controller_rows(result, n: int, n_joints: int, rates_valid: bool) -> np.ndarray:
+    """``(n, J + 7)``: per contact of ``result`` (its first ``n``) the Jacobian, the distance
+    rate (0 unless ``rates_valid``), point_1_local, point_2_local, as the message orders them
+    (a new array); zeros where the result has none (a stand-in model)."""
+    J = n_joints
+    rows = np.zeros((n, J + CONTROLLER_VALUES))
+    if not n:
+        return rows
     jac = getattr(result, "jacobians", None)
-    jac = np.array(jac[:n], dtype=float) if jac is not None else np.zeros((n, n_joints))
+    if jac is not None:
+        rows[:, :J] = jac[:n]
     rates = getattr(result, "distance_rates", None)
-    rates = (np.array(rates[:n], dtype=float) if rates is not None and rates_valid
-             else np.zeros(n))
+    if rates is not None and rates_valid:
+        rows[:, J] = rates[:n]
     p1, p2 = getattr(result, "point_1_local", None), getattr(result, "point_2_local", None)
-    local = (np.stack((p1[:n], p2[:n]), axis=1).astype(float) if p1 is not None and p2 is not None
-             else np.zeros((n, 2, 3)))
-    return jac, rates, local
+    if p1 is not None and p2 is not None:
+        rows[:, J + 1:J + 4], rows[:, J + 4:] = p1[:n], p2[:n]
+    return rows
 
 
 def _listed(names: list, limit: int = 4) -> str:

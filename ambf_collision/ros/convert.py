@@ -36,6 +36,7 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Vector3
 
+from ambf_collision.monitor.monitor import CONTROLLER_VALUES
 from ambf_collision.msg import Contact, ContactArray, ProbeState
 from ambf_collision.ros.cdr import HEAD, U32, align, cdr_string, finite_rows, message_distance
 from ambf_collision.ros.convert_probes import (ProbeArraySerializer, ProbeArrayWriter,  # noqa: F401
@@ -78,27 +79,21 @@ def stamp_msg(seconds: float) -> Time:
 
 
 
-CONTROLLER_VALUES = 7
-"""Per contact after its Jacobian: distance_rate, point_1_local (3), point_2_local (3)."""
 
 
-def controller_rows(out, contacts) -> list:
-    """Per contact one float64 array in message order: the Jacobian (J values), then
+def controller_rows(out, contacts):
+    """Per contact one float64 row in message order: the Jacobian (J values), then
     ``distance_rate`` (m/s), ``point_1_local``, ``point_2_local`` (m, body frames); non-finite
-    values are 0. From the monitor's arrays ``contact_jacobians (n,J)``, ``contact_rates (n,)``,
-    ``contact_locals (n,2,3)`` when ``out`` has them, else from each contact's ``jacobian``,
+    values are 0. The monitor's ``contact_controller (n, J + 7)`` array when ``out`` has it
+    (returned as one array), else a list of rows from each contact's ``jacobian``,
     ``distance_rate``, ``point_1_local``, ``point_2_local`` (absent: empty Jacobian, zeros)."""
     n = len(contacts)
-    jac = getattr(out, "contact_jacobians", None)
-    rates = getattr(out, "contact_rates", None)
-    local = getattr(out, "contact_locals", None)
-    if (isinstance(jac, np.ndarray) and jac.ndim == 2 and jac.shape[0] == n
-            and isinstance(rates, np.ndarray) and rates.shape == (n,)
-            and isinstance(local, np.ndarray) and local.shape == (n, 2, 3)):
-        rows = np.hstack((jac, rates[:, None], local.reshape(n, 6))).astype(float)
+    rows = getattr(out, "contact_controller", None)
+    if (isinstance(rows, np.ndarray) and rows.ndim == 2 and rows.shape[0] == n
+            and rows.shape[1] >= CONTROLLER_VALUES):
         if not np.isfinite(rows).all():
-            rows[~np.isfinite(rows)] = 0.0
-        return list(rows)
+            rows = np.where(np.isfinite(rows), rows, 0.0)
+        return np.ascontiguousarray(rows, dtype=float)
     out_rows = []
     for c in contacts:
         j = getattr(c, "jacobian", None)
@@ -356,8 +351,8 @@ class ContactArraySerializer:
 
     def serialize(self, out, stamp: Time) -> bytes:
         """``out``: a ``monitor.MonitorOutput`` (status, min_distance, pairs_checked, contacts
-        and, when present, ``contact_vectors``, ``contact_jacobians``, ``contact_rates``,
-        ``contact_locals``, ``joint_names``, ``velocities_given``)."""
+        and, when present, ``contact_vectors``, ``contact_controller``, ``joint_names``,
+        ``velocities_given``)."""
         contacts = out.contacts
         n = len(contacts)
         body = bytearray(self._head.pack(stamp.sec, stamp.nanosec, self._frame, int(out.status),
@@ -368,7 +363,16 @@ class ContactArraySerializer:
             if not (isinstance(vectors, np.ndarray) and vectors.shape == (n, 4, 3)):
                 vectors = [(c.point_1, c.point_2, c.position, c.normal) for c in contacts]
             vectors = finite_rows(np.reshape(vectors, (n, 12)))
-            for c, v, row in zip(contacts, vectors, controller_rows(out, contacts)):
+            rows = controller_rows(out, contacts)
+            if isinstance(rows, np.ndarray):  # one block: the rows' bytes cut from one buffer
+                w = 8 * rows.shape[1]
+                blob = rows.tobytes()
+                rows = [blob[k * w:(k + 1) * w] for k in range(n)]
+                count = U32.pack(w // 8 - CONTROLLER_VALUES) + bytes(4)
+            else:
+                rows = [(U32.pack(len(r) - CONTROLLER_VALUES) + bytes(4), r.tobytes())
+                        for r in rows]
+            for c, v, row in zip(contacts, vectors, rows):
                 body += bytes(-len(body) % 4)
                 body += self._string(c.body_1)
                 body += bytes(-len(body) % 4)
@@ -380,8 +384,12 @@ class ContactArraySerializer:
                 body += _VALUES.pack(d if math.isfinite(d) else 0.0, *v)
                 # 8-aligned here: the Jacobian's count, 4 bytes to the next 8-aligned float64
                 # (the Jacobian's or, when empty, distance_rate's), then the row as it is
-                body += U32.pack(len(row) - CONTROLLER_VALUES) + bytes(4)
-                body += row.astype("<f8", copy=False).tobytes()
+                if isinstance(row, bytes):
+                    body += count
+                    body += row
+                else:
+                    body += row[0]
+                    body += row[1]
         body += bytes(-len(body) % 4)
         body += self._names_block(out)
         body.append(1 if getattr(out, "velocities_given", False) else 0)

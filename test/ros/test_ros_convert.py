@@ -359,8 +359,8 @@ def _controller_out(rng, n, J, arrays, cycle):
     out = SimpleNamespace(status=0, min_distance=0.01, pairs_checked=n, contacts=cs,
                           joint_names=[f"/ambf/env/j{k}" * (k % 3 + 1) for k in range(J)],
                           velocities_given=bool(cycle % 2))
-    if arrays:
-        out.contact_jacobians, out.contact_rates, out.contact_locals = jac, rates, local
+    if arrays:  # the monitor's rows: Jacobian, rate, point_1_local, point_2_local
+        out.contact_controller = np.hstack((jac, rates[:, None], local.reshape(n, 6)))
     else:
         for c, j, r, (p1, p2) in zip(cs, jac, rates, local):
             c.jacobian, c.distance_rate, c.point_1_local, c.point_2_local = j, r, p1, p2
