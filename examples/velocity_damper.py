@@ -27,9 +27,11 @@ Commands: ``~/command`` (sensor_msgs/JointState with ``name`` and ``velocity``) 
 the increment per step is the script's own position increment, so undamped the robot follows
 the script exactly). ``enabled: false`` passes the command through unchanged (the comparison).
 
-Run beside the monitor (demo arm)::
+Run beside the monitor (demo arm; its ``report_distance`` must be at least d_i, or contacts
+between the two are not seen)::
 
-    ros2 run ambf_collision collision_monitor --ros-args -p adf_files:="['examples/demo/demo_arm.yaml']"
+    ros2 run ambf_collision collision_monitor --ros-args \
+        -p adf_files:="['examples/demo/demo_arm.yaml']" -p report_distance:=0.1
     python3 examples/velocity_damper.py --ros-args -r contacts:=/collision_monitor/contacts -p demo:=true
 
 ``damper_scale`` needs no ROS (``examples/plot_velocity_damper.py`` uses it with the library in
