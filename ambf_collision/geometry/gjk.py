@@ -102,9 +102,9 @@ def _gjk(C1, C2, HV, NS, NB, S, lam):
     simplex size, status); ``lam`` (4,) holds the barycentric weights of the simplex rows.
     ``_CONTACT`` when the origin is in the simplex or within GJK_CONTACT_DISTANCE of it."""
     v0, v1, v2 = C1.m0 - C2.m0, C1.m1 - C2.m1, C1.m2 - C2.m2  # a point of M: the first direction
-    if v0 == 0.0 and v1 == 0.0 and v2 == 0.0:
-        v0 = 1.0
     vv = v0 * v0 + v1 * v1 + v2 * v2
+    if not vv > 0.0:  # coincident centres, or so close that |v|^2 underflows (5e-324 apart)
+        v0, v1, v2, vv = 1.0, 0.0, 0.0, 1.0
     n = 0
     hint1, hint2 = NONE, NONE  # hull vertices of the last support points: where the next climbs start
     for iteration in range(GJK_MAX_ITERATIONS):

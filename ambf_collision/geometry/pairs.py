@@ -249,12 +249,14 @@ def evaluate_pairs(W, H, C, near, R):
 
 
 @njit(cache=True, error_model="numpy")
-def contact_order(distance, report_distance, out_index):
-    """Indices of the pairs with ``distance < report_distance`` written to ``out_index``,
-    closest first (stable: equal distances keep the pair order); returns their count."""
+def contact_order(distance, report_distance, environment_report_distance, environment, out_index):
+    """Indices of the pairs closer than their report distance written to ``out_index``, closest
+    first (stable: equal distances keep the pair order); returns their count. Pair ``p`` is
+    reported when ``distance[p] < environment_report_distance`` if ``environment[p]`` (non-zero),
+    else when ``distance[p] < report_distance`` (m)."""
     n = 0
     for p in range(distance.shape[0]):
-        if distance[p] < report_distance:
+        if distance[p] < (environment_report_distance if environment[p] else report_distance):
             out_index[n] = p
             n += 1
     if n > 32:   # many contacts (rare): a stable merge sort

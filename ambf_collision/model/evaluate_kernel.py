@@ -8,7 +8,8 @@ Model buffer: ``joints``, ``bodies``, ``couplings`` (``kinematics_kernels`` dtyp
 ``closure_joints (K,)``; ``shapes`` (:data:`~ambf_collision.geometry.world_shapes.SHAPE_DTYPE`,
 each in its body's frame), ``shape_body (N,)``; ``bounds`` and ``pairs`` (``geometry/pairs.py``
 dtypes); the nine hull arrays (:class:`~ambf_collision.geometry.hulls.Hulls` order);
-``pair_bodies (2P,)`` (the two bodies of pair ``p`` at ``2p``, ``2p + 1``).
+``pair_bodies (2P,)`` (the two bodies of pair ``p`` at ``2p``, ``2p + 1``),
+``pair_environment (P,)`` (1 for a robot-environment pair, 0 for a self pair: ``model.py``).
 
 Data buffer: ``joints`` (``JOINT_STATE_DTYPE``), ``files`` and ``bodies`` (``POSE_DTYPE``),
 ``closure_residuals (K,2)``, ``world`` (the shapes in world, ``SHAPE_DTYPE``), ``results``
@@ -40,7 +41,7 @@ from ambf_collision.model.table_buffer import (float_matrix, float_vector, heade
 __all__ = ["MODEL_TABLES", "DATA_TABLES", "evaluate_model"]
 
 MODEL_TABLES = ("joints", "bodies", "couplings", "closure_joints", "shapes", "shape_body",
-                "bounds", "pairs") + Hulls._fields + ("pair_bodies",)
+                "bounds", "pairs") + Hulls._fields + ("pair_bodies", "pair_environment")
 """The Model buffer's tables, in order."""
 DATA_TABLES = ("joints", "files", "bodies", "closure_residuals", "world", "results",
                "contact_index", "contacts", "jacobians")
@@ -49,8 +50,9 @@ DATA_TABLES = ("joints", "files", "bodies", "closure_residuals", "world", "resul
 
 @njit(cache=True, inline="always")
 def model_tables(model):
-    """``(K, link, C, H, pair_bodies)``: the kinematics constants, the shapes in their bodies'
-    frames, the pair constants, the hulls and the pairs' bodies of a Model buffer."""
+    """``(K, link, C, H, pair_bodies, pair_environment)``: the kinematics constants, the shapes
+    in their bodies' frames, the pair constants, the hulls, the pairs' bodies and which pairs are
+    robot-environment pairs, of a Model buffer."""
     h = header_of(model)
     K = kinematics_constants(records(model, h, 0, JOINT_DTYPE), records(model, h, 1, BODY_DTYPE),
                              records(model, h, 2, COUPLING_DTYPE), int_vector(model, h, 3))
@@ -59,7 +61,7 @@ def model_tables(model):
     H = Hulls(float_matrix(model, h, 8, 3), int_vector(model, h, 9), float_matrix(model, h, 10, 3),
               float_vector(model, h, 11), int_vector(model, h, 12), float_matrix(model, h, 13, 3),
               float_vector(model, h, 14), int_vector(model, h, 15), int_vector(model, h, 16))
-    return K, link, C, H, int_vector(model, h, 17)
+    return K, link, C, H, int_vector(model, h, 17), int_vector(model, h, 18)
 
 
 @njit(cache=True, inline="always")
@@ -78,14 +80,15 @@ def data_tables(data):
 
 
 @njit(cache=True)
-def evaluate_model(model, data, near, report_distance):
+def evaluate_model(model, data, near, report_distance, environment_report_distance):
     """One evaluation (``model.Model.evaluate``): couplings and forward kinematics, every shape
     to world, every pair (``near`` m: +inf every pair exact, else the pairs a bound cannot put
-    beyond it, ``geometry/pairs.py``), the pairs below ``report_distance`` (m) closest first
-    into ``contact_index``, and per contact its distance Jacobian, distance rate and witnesses
+    beyond it, ``geometry/pairs.py``), the self pairs below ``report_distance`` and the
+    robot-environment pairs below ``environment_report_distance`` (m), closest first, into
+    ``contact_index``, and per contact its distance Jacobian, distance rate and witnesses
     in body frames (``jacobians.py``). Returns ``(number of contacts, closest pair, its
     distance)`` (``-1, +inf`` without pairs)."""
-    K, link, C, H, pair_bodies = model_tables(model)
+    K, link, C, H, pair_bodies, pair_environment = model_tables(model)
     D, velocity, W, R, contact_index, contacts, jacobians = data_tables(data)
     forward_kinematics(K, D)
     to_world(link, D.body_R, D.body_t, W)
@@ -94,6 +97,7 @@ def evaluate_model(model, data, near, report_distance):
     for p in range(R.distance.shape[0]):
         if R.distance[p] < lowest or closest < 0:
             closest, lowest = p, R.distance[p]
-    n = contact_order(R.distance, report_distance, contact_index)
+    n = contact_order(R.distance, report_distance, environment_report_distance, pair_environment,
+                      contact_index)
     contact_jacobians(K, D, velocity, pair_bodies, R, contact_index, n, contacts, jacobians)
     return n, closest, lowest

@@ -248,6 +248,18 @@ def body_padding(world: AdfWorld, padding=None) -> np.ndarray:
     return out
 
 
+def _tree_roots(parent_body) -> np.ndarray:
+    """``(B,)`` the root body of each body's kinematic tree, from the spanning tree's parents
+    (-1 at roots). Compile time only."""
+    root = np.arange(len(parent_body))
+    for b in range(len(parent_body)):
+        r = b
+        while parent_body[r] >= 0:
+            r = parent_body[r]
+        root[b] = r
+    return root
+
+
 class Model:
     """Collision model compiled once from an :class:`AdfWorld`.
 
@@ -258,7 +270,12 @@ class Model:
     :class:`ShapeInfo`); ``pairs (P,2)`` checked shape pairs, ``pair_bodies (P,2)`` their
     bodies; ``body_pairs (Q,2)`` checked body pairs, ``ignored`` ``[(i, j, reason)]``;
     ``filter`` (the :class:`FilterResult`); ``link_shapes`` / ``pair_distance`` (the batch
-    objects, possibly empty, never None); ``body_padding (B,)`` (m, see :func:`body_padding`).
+    objects, possibly empty, never None); ``body_padding (B,)`` (m, see :func:`body_padding`);
+    ``body_tree (B,)`` the root body of each body's kinematic tree; ``pair_environment (P,)``
+    True for a **robot-environment pair**: its two bodies are in different kinematic trees (not
+    connected by joints: a robot and the table, the floor or another robot), False for a **self
+    pair** (one articulated body, loops included). ``evaluate`` may report the two kinds at
+    different distances.
 
     ``padding``: ``{body name or fnmatch pattern: metres}``: every shape of a matching body is
     grown by a ball of that radius (Minkowski sum; a safety margin): a pair's distance drops by
@@ -292,6 +309,7 @@ class Model:
         for b in world.bodies:
             self._groups[b.name] = b.groups
             self._groups.setdefault(b.plain_name, b.groups)
+        self.body_tree = _tree_roots(self.kinematics.tree_parent_body)
         self._compile_pairs(overrides, padding)
 
     def _compile_pairs(self, overrides, padding) -> None:
@@ -315,13 +333,16 @@ class Model:
         self.pair_contact_info = [(info[a].body, info[b].body, info[a].index, info[b].index)
                                   for a, b in self.pair_shapes]
         self.body_padding = body_padding(self.world, padding)
+        self.pair_environment = (self.body_tree[self.pair_bodies[:, 0]]
+                                 != self.body_tree[self.pair_bodies[:, 1]]).reshape(-1)
         self.pair_distance = PairDistance(self.link_shapes, self.pairs,
                                           padding=self.body_padding[self.shape_body])
         self.buffer, views = pack(self.kinematics.tables() + (
             self.link_shapes.local.table, self.link_shapes.frame_index,
             self.pair_distance.bound_table, self.pair_distance.pair_table)
             + tuple(hull_arrays(self.hulls))
-            + (np.ascontiguousarray(self.pair_bodies, dtype=np.int64).reshape(-1),), writeable=False)
+            + (np.ascontiguousarray(self.pair_bodies, dtype=np.int64).reshape(-1),
+               self.pair_environment.astype(np.int64)), writeable=False)
         self.tables = dict(zip(MODEL_TABLES, views))
 
     def with_overrides(self, overrides: Optional[Overrides] = None, padding=None) -> "Model":
@@ -432,9 +453,13 @@ class Model:
             data.file_R[f], data.file_t[f] = R, t
 
     def evaluate(self, data: Data, root_poses=None, report_distance: float = 0.05,
-                 near_only: bool = False) -> EvaluationResult:
+                 near_only: bool = False,
+                 environment_report_distance: Optional[float] = None) -> EvaluationResult:
         """Pose all bodies, compute all checked pairs' signed distances, report contacts below
         ``report_distance`` (m), closest first: one compiled call (``evaluate_kernel.py``).
+        ``environment_report_distance`` (m, default ``report_distance``): the report distance of
+        the robot-environment pairs (``pair_environment``); ``report_distance`` then applies
+        to the self pairs.
 
         ``near_only=True`` (what the node uses): a pair proven farther than both
         ``report_distance`` and the smallest pair distance keeps a lower bound of its distance
@@ -443,11 +468,14 @@ class Model:
         if root_poses is not None:
             self.set_root_poses(data, root_poses)
         report_distance = float(report_distance)
-        if math.isnan(report_distance):
-            raise ValueError("report_distance must be a number (m), got nan")
+        environment = (report_distance if environment_report_distance is None
+                       else float(environment_report_distance))
+        if math.isnan(report_distance) or math.isnan(environment):
+            raise ValueError("report_distance and environment_report_distance must be numbers "
+                             f"(m), got {report_distance}, {environment}")
         n, closest, lowest = evaluate_model(self.buffer, data.buffer,
-                                            report_distance if near_only else math.inf,
-                                            report_distance)
+                                            max(report_distance, environment) if near_only else math.inf,
+                                            report_distance, environment)
         return EvaluationResult(self, data, n, closest, lowest)
 
 

@@ -262,25 +262,25 @@ def evaluate_probes(model_floats, model_ints, world,
     queries. Model and data buffers: ``probes/layout.py``; world shapes: the
     ``WorldShapes.table``; hulls: the arrays of ``world_shapes.hull_arrays(hulls)``."""
     P = model_views(model_floats, model_ints)
-    O = data_views(model_ints, out_floats, out_distance, out_ints, out_in_contact, scratch)
+    D = data_views(model_ints, out_floats, out_distance, out_ints, out_in_contact, scratch)
     W = world_of(world)
     H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
                    bound_radius, neighbor_start, neighbors)
-    move_probes(P.probe_body, P.local_position, P.local_normal, body_R, body_t, O.position, O.normal)
+    move_probes(P.probe_body, P.local_position, P.local_normal, body_R, body_t, D.position, D.normal)
     move_bounds(body_R, body_t, P.cluster_body, P.cluster_centre, P.cluster_start,
-                P.cluster_member, P.cluster_uniform, P.shape_body, P.shape_centre, O.position,
-                O.normal, O.cluster_centre, O.cluster_front, O.shape_centre)
+                P.cluster_member, P.cluster_uniform, P.shape_body, P.shape_centre, D.position,
+                D.normal, D.cluster_centre, D.cluster_front, D.shape_centre)
     n = broadphase(W, H, P.sensed, P.cluster_start, P.cluster_member, P.cluster_reach,
-                   P.cluster_uniform, P.shape_bound, O.normal, O.cluster_centre, O.cluster_front,
-                   O.shape_centre, O.nearest, O.surface_normal, O.candidates)
-    checked = exact_stage(W, H, O.candidates, n, P.shape_body.size, P.cluster_start,
+                   P.cluster_uniform, P.shape_bound, D.normal, D.cluster_centre, D.cluster_front,
+                   D.shape_centre, D.nearest, D.surface_normal, D.candidates)
+    checked = exact_stage(W, H, D.candidates, n, P.shape_body.size, P.cluster_start,
                           P.cluster_member, P.radius, P.range, P.stiffness, P.shape_bound,
-                          O.position, O.normal, O.shape_centre, O.nearest, O.surface_normal,
-                          O.distance, O.touching_shape, O.contact_normal, O.force, O.area)
+                          D.position, D.normal, D.shape_centre, D.nearest, D.surface_normal,
+                          D.distance, D.touching_shape, D.contact_normal, D.force, D.area)
     finish_probes(P.probe_body, P.radius, P.contact_threshold, P.release_threshold, P.shape_body,
-                  body_R, O.distance, O.touching_shape, O.force, O.depth, O.touching_body,
-                  O.force_body, O.in_contact)
-    patch_totals(P.patch_first, P.patch_end, P.local_position, P.patch_origin, O.force,
-                 O.force_body, O.area, O.in_contact, O.patch_force, O.patch_force_body,
-                 O.patch_torque_body, O.patch_area, O.patch_in_contact)
+                  body_R, D.distance, D.touching_shape, D.force, D.depth, D.touching_body,
+                  D.force_body, D.in_contact)
+    patch_totals(P.patch_first, P.patch_end, P.local_position, P.patch_origin, D.force,
+                 D.force_body, D.area, D.in_contact, D.patch_force, D.patch_force_body,
+                 D.patch_torque_body, D.patch_area, D.patch_in_contact)
     return checked

@@ -130,6 +130,19 @@ def test_identical_and_concentric_shapes():
     assert d == pytest.approx(polytope_signed_distance(hull, hull), abs=1e-14)
 
 
+def test_centres_a_subnormal_apart_are_coincident_centres():
+    """Two cones whose centres are 5e-324 m apart (found by hypothesis): |c1 - c2|^2 underflows
+    to 0, and GJK's first direction was that zero-length vector; the result was 3e-4 m too deep
+    with status CONVERGED. Now it is the coincident-centre result, and passes the certificate."""
+    s1 = Cone(0.25229283917246315, 0.07258573048112245, [0.0, 0.0, 0.0],
+              [0.39434804, 0.51387997, 0.7608254, 0.03951852])
+    q2 = [0.35143736, -0.46790488, 0.22393646, 0.77936465]
+    apart = signed(s1, Cone(0.05181124883177067, 0.05377771696425586, [0.0, 0.0, 5e-324], q2))
+    same = signed(s1, Cone(0.05181124883177067, 0.05377771696425586, [0.0, 0.0, 0.0], q2))
+    assert apart[0] == same[0] and apart[4] == CONVERGED
+    check_certificate(s1, Cone(0.05181124883177067, 0.05377771696425586, [0.0, 0.0, 5e-324], q2), apart)
+
+
 def test_touching_and_parallel_faces():
     base = Box([2.0, 2.0, 1.0])
     for top_z, expected in ((1.0, 0.0), (1.0 + 1e-9, 1e-9), (1.0 - 1e-9, -1e-9), (2.5, 1.5)):

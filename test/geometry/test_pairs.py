@@ -391,19 +391,33 @@ def test_wrong_world_and_near_are_refused():
         PairDistance(WorldShapes.from_shapes(shapes), [(0, n)])
 
 
+def self_pairs(n):
+    """contact_order's per-pair flag: every pair a self pair (one report distance)."""
+    return np.zeros(n, dtype=np.int64)
+
+
 def test_contact_order_is_closest_first_and_stable():
     d = np.array([0.3, -0.1, 0.2, 0.05, 0.2, 1.0, -0.1])
     out = np.empty(len(d), dtype=np.int64)
-    n = contact_order(d, 0.25, out)
+    n = contact_order(d, 0.25, 0.25, self_pairs(len(d)), out)
     assert out[:n].tolist() == [1, 6, 3, 2, 4]       # equal distances keep the pair order
-    assert contact_order(d, -0.1, out) == 0          # strictly below
+    assert contact_order(d, -0.1, -0.1, self_pairs(len(d)), out) == 0          # strictly below
     rng = np.random.default_rng(4)
     big = np.round(rng.uniform(-1, 1, 500), 1)       # many ties, the merge-sort path
     out = np.empty(500, dtype=np.int64)
-    n = contact_order(big, 0.5, out)
+    n = contact_order(big, 0.5, 0.5, self_pairs(500), out)
     ref = np.flatnonzero(big < 0.5)
     ref = ref[np.argsort(big[ref], kind="stable")]
     assert n == len(ref) > 32 and out[:n].tolist() == ref.tolist()
+
+
+def test_contact_order_two_report_distances():
+    """Self pairs reported below 0.1 m, environment pairs (flag 1) below 0.3 m."""
+    d = np.array([0.2, 0.2, 0.05, 0.25, 0.35, 0.05])
+    env = np.array([0, 1, 0, 1, 1, 1], dtype=np.int64)
+    out = np.empty(len(d), dtype=np.int64)
+    n = contact_order(d, 0.1, 0.3, env, out)
+    assert out[:n].tolist() == [2, 5, 1, 3]
 
 
 def test_near_along_the_demo_trajectory():
@@ -425,7 +439,8 @@ def test_near_along_the_demo_trajectory():
         w = model.link_shapes.to_world(r.body_R, r.body_t)
         full, near = pd.compute(w), pd.compute(w, 0.05)
         assert full.exact.all()
-        na, nb = contact_order(full.distance, 0.05, idx_a), contact_order(near.distance, 0.05, idx_b)
+        na = contact_order(full.distance, 0.05, 0.05, self_pairs(P), idx_a)
+        nb = contact_order(near.distance, 0.05, 0.05, self_pairs(P), idx_b)
         assert idx_a[:na].tolist() == idx_b[:nb].tolist()
         assert full.distance.min() == near.distance.min()
         ex_ = near.exact
@@ -468,12 +483,12 @@ def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     from ambf_collision.geometry.world_shapes import Link, hull_arrays, make_hulls, to_world, world_of
 
     @njit
-    def kernel(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, order):
+    def kernel(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, order, env):
         W = world_of(out_world)
         to_world(Link(world_of(local), frame_index), R, t, W)
         smallest = evaluate_pairs(W, make_hulls(*hull), pair_constants(pairs, bound), near,
                                   pair_results(results))
-        return smallest, contact_order(results.distance, 0.1, order)
+        return smallest, contact_order(results.distance, 0.1, 0.1, env, order)
 
     rng = np.random.default_rng(7)
     shapes = _mixed_scene(rng)
@@ -489,7 +504,7 @@ def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     order = np.empty(len(pairs), np.int64)
     smallest, n_contacts = kernel(ls.local.table, ls.frame_index, tuple(hull_arrays(ls.hulls)),
                                   pd.pair_table, pd.bound_table, R, t, out.table, 0.05, res.table,
-                                  order)
+                                  order, self_pairs(len(pairs)))
     for f in ("distance", "point_1", "point_2", "normal", "position", "exact"):
         assert np.array_equal(getattr(res, f), getattr(ref, f)), f
     assert smallest == ref.distance[ref.exact].min()

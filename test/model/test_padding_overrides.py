@@ -83,3 +83,32 @@ def test_with_overrides_equals_a_model_compiled_with_them_and_shares_the_constan
     # the base Model did not change and still evaluates as a freshly loaded one
     (d0, _), (d1, _) = _evaluate(base, q), _evaluate(Model.from_files([DEMO_ARM]), q)
     assert d0.results.tobytes() == d1.results.tobytes()
+
+
+# ------------------------------------------------------- self and robot-environment report distances
+
+def test_self_and_environment_pairs_of_the_demo_arm():
+    """The arm's six bodies are one kinematic tree (base to fingertip); floor and table are
+    bodies of their own: a pair is an environment pair exactly when one side is floor or table."""
+    model = Model.from_files([DEMO_ARM])
+    names = [(model.body_plain_names[i], model.body_plain_names[j]) for i, j in model.pair_bodies]
+    expected = [("floor" in pair) or ("table" in pair) for pair in names]
+    assert model.pair_environment.tolist() == expected
+    assert any(expected) and not all(expected)
+
+
+@pytest.mark.parametrize("near_only", [False, True])
+def test_environment_report_distance_reports_each_kind_at_its_own_distance(near_only):
+    """Reported with (self, environment) = (d_s, d_e) equals the all-pairs distances filtered by
+    each pair's own threshold, closest first; the default (None) is one distance for both."""
+    model = Model.from_files([DEMO_ARM])
+    data = model.create_data()
+    model.set_joint_positions(data, ["shoulder_pitch", "elbow"], [0.9, 1.2])
+    everything = model.evaluate(data, report_distance=math.inf).distances.copy()
+    for d_self, d_env in [(0.05, 0.3), (0.3, 0.05), (-1.0, 1.0), (0.1, None)]:
+        r = model.evaluate(data, report_distance=d_self, environment_report_distance=d_env,
+                           near_only=near_only)
+        limit = np.where(model.pair_environment, d_self if d_env is None else d_env, d_self)
+        expected = np.flatnonzero(everything < limit)
+        expected = expected[np.argsort(everything[expected], kind="stable")]
+        assert r.contact_index.tolist() == expected.tolist(), (d_self, d_env)
