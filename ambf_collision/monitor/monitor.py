@@ -142,7 +142,6 @@ class CollisionMonitor:
         self.limiter = RateLimiter(self.config.max_rate)
         self.throttle = WarningThrottle(self.config.warning_period)
         self.probes = probes
-        self.environment_pair = environment_pairs(model)
         self._no_extras = controller_rows(None, 0, len(names), False)  # no contact (read-only)
         self._no_extras.flags.writeable = False
         self.self_report_distance = self.environment_report_distance = -1.0
@@ -169,8 +168,9 @@ class CollisionMonitor:
         return new
 
     def set_report_distances(self, self_pairs: float, environment_pairs: float) -> None:
-        """Report distances (m) of self pairs and of robot-environment pairs
-        (:func:`environment_pairs`); -1 (or any negative) = ``config.report_distance``."""
+        """Report distances (m) of self pairs and of robot-environment pairs (the model's
+        ``pair_environment``: bodies in different kinematic trees); -1 (or any negative) =
+        ``config.report_distance``."""
         self.self_report_distance = float(self_pairs)
         self.environment_report_distance = float(environment_pairs)
 
@@ -332,8 +332,12 @@ class CollisionMonitor:
             self._velocities_set = given
         out.velocities_given = given
         self_rd, env_rd = self.report_distances()
-        result = model.evaluate(data, root_poses=root_poses,
-                                report_distance=max(self_rd, env_rd), near_only=True)
+        if self_rd == env_rd:  # (stand-in models take no environment_report_distance)
+            result = model.evaluate(data, root_poses=root_poses, report_distance=self_rd,
+                                    near_only=True)
+        else:  # each pair class its own, inside the model's kernel
+            result = model.evaluate(data, root_poses=root_poses, report_distance=self_rd,
+                                    environment_report_distance=env_rd, near_only=True)
         out.evaluated = True
         out.result = result
         self.evaluations += 1
@@ -347,13 +351,6 @@ class CollisionMonitor:
         vectors = getattr(result, "contact_vectors", None) if contacts else None
         extras = (controller_rows(result, len(contacts), len(self.joint_names), given)
                   if contacts else self._no_extras)
-        if contacts and self_rd != env_rd and index is not None:  # each pair class its own
-            env = self.environment_pair[index]
-            keep = np.array([c.distance for c in contacts]) < np.where(env, env_rd, self_rd)
-            if not keep.all():
-                contacts = [c for c, k in zip(contacts, keep) if k]
-                vectors = vectors[keep] if vectors is not None else None
-                extras = extras[keep]
         (out.contacts, out.contact_vectors, out.dropped_contacts,
          (out.contact_controller,)) = finite_contacts(contacts, vectors, (extras,))
         if out.dropped_contacts:
@@ -374,27 +371,6 @@ class CollisionMonitor:
                 self._warn("nan:probes", f"zeroed {n} probe(s)/patch(es) with non-finite values", now)
         out.probes = probe_result
         out.compute_time = elapsed + (time.perf_counter() - t0)
-
-
-def environment_pairs(model) -> np.ndarray:
-    """``(P,)`` bool per checked pair of ``model``: True for a robot-environment pair, whose
-    two bodies belong to different kinematic trees (no chain of joints joins them: a robot and
-    a table or floor, or two robots), False for a self pair (one robot's bodies). A model
-    without kinematics (a stand-in): every pair is a self pair."""
-    pair_bodies = getattr(model, "pair_bodies", None)
-    kin = getattr(model, "kinematics", None)
-    parent = getattr(kin, "tree_parent_body", None)
-    if pair_bodies is None or parent is None:
-        return np.zeros(len(getattr(model, "pairs", ())), dtype=bool)
-    parent = np.asarray(parent, np.int64)
-    root = np.arange(len(parent))
-    for _ in range(len(parent)):  # follow the tree up (depth < number of bodies)
-        up = parent[root]
-        if (up < 0).all():
-            break
-        root = np.where(up >= 0, up, root)
-    pb = np.asarray(pair_bodies, np.int64).reshape(-1, 2)
-    return root[pb[:, 0]] != root[pb[:, 1]]
 
 
 CONTROLLER_VALUES = 7

@@ -15,7 +15,7 @@ from conftest import DEMO_ARM
 
 from ambf_collision.model import Model
 from ambf_collision.monitor.config import MonitorConfig
-from ambf_collision.monitor.monitor import CONTROLLER_VALUES, CollisionMonitor, environment_pairs
+from ambf_collision.monitor.monitor import CONTROLLER_VALUES, CollisionMonitor
 
 MOVABLE = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
 SELF = [0.8, 0.3, 2.5, 1.74]  # the demo trajectory's self-contact pose
@@ -24,14 +24,6 @@ QDOT = [0.3, -0.2, 0.5, 0.1]
 
 def _monitor():
     return CollisionMonitor(Model.from_files([str(DEMO_ARM)]), MonitorConfig(report_distance=0.1))
-
-
-def test_environment_pairs_are_those_with_a_body_joined_to_nothing():
-    model = Model.from_files([str(DEMO_ARM)])
-    env = environment_pairs(model)
-    names = [(model.body_plain_names[i], model.body_plain_names[j]) for i, j in model.pair_bodies]
-    assert env.tolist() == [a in ("floor", "table") or b in ("floor", "table") for a, b in names]
-    assert env.any() and not env.all()
 
 
 def test_rows_carry_the_models_jacobians_and_rates_only_with_velocities():
