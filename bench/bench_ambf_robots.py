@@ -13,7 +13,7 @@ Per file, one row:
   exact) and the median of N later ones at random joint positions; the compiled kernels are warmed
   on the demo arm beforehand, so ``first`` is what a loaded model still does on its first call,
   not numba's compile (the issue's target: first no slower than 3x later);
-- ``coal us``: the same pairs through coal called per pair from Python (``coal_bridge``, its
+- ``coal us``: the same pairs through coal called per pair from Python (``bench_solids``: its
   geometries built once, transforms set per evaluation), median over the same positions, and the
   ratio ``coal / later``; ``max |d - coal|`` over those evaluations (m). Pairs with a plane are
   left out of the coal column (coal's Halfspace has no signed distance to every shape);
@@ -36,7 +36,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_solids' coal helpers
 
+from ambf_collision.geometry.shapes import PLANE
 from ambf_collision.model import Model
 
 REPO = Path(__file__).resolve().parents[1]
@@ -94,23 +96,28 @@ def evaluate_at(model, data, q):
 
 
 def coal_column(model, result_of, positions):
-    """(median us per evaluation, max |d - ours|) over the non-plane pairs, coal per pair."""
-    import coal  # noqa: F401  (the oracle must be there)
+    """(median us per evaluation, max |d - ours|) over the non-plane pairs: coal called per pair
+    from Python, its geometries built once and only their transforms set per evaluation (as in
+    ``bench_solids``)."""
+    from bench_solids import coal_all, coal_setup
 
-    from ambf_collision.geometry import coal_bridge
-    pairs = [(k, s1, s2) for k, (s1, s2) in enumerate(model.pair_shapes)
-             if model.shapes[s1].kind_name != "plane" and model.shapes[s2].kind_name != "plane"]
-    if not pairs:
+    keep = [k for k, (s1, s2) in enumerate(model.pair_shapes)
+            if PLANE not in (model.shapes[s1].kind, model.shapes[s2].kind)]
+    if not keep:
         return None, None
+    pairs = np.ascontiguousarray(model.pairs[keep], dtype=np.int64)
+    setup = None
     times, worst = [], 0.0
     for q in positions:
         result = result_of(q)
         world = [s.transformed(result.body_R[b], result.body_t[b])
                  for s, b in zip(model.shapes, model.shape_body)]
+        if setup is None:
+            coal, geoms, req, res = setup = coal_setup(world, pairs)
         t0 = time.perf_counter()
-        ds = [coal_bridge.solid_pair_distance(world[s1], world[s2])[0] for _, s1, s2 in pairs]
+        d = coal_all(coal, geoms, world, pairs, req, res)
         times.append(time.perf_counter() - t0)
-        worst = max(worst, max(abs(d - result.distances[k]) for d, (k, _, _) in zip(ds, pairs)))
+        worst = max(worst, float(np.abs(d - result.distances[keep]).max()))
     return 1e6 * float(np.median(times)), worst
 
 
