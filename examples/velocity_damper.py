@@ -25,7 +25,9 @@ Commands: ``~/command`` (sensor_msgs/JointState with ``name`` and ``velocity``) 
 ``demo: true``, the derivative of the demo arm's scripted trajectory
 (``ambf_collision.demo.trajectory``) from ``demo_start`` to ``demo_end`` (s of the script;
 the increment per step is the script's own position increment, so undamped the robot follows
-the script exactly). ``enabled: false`` passes the command through unchanged (the comparison).
+the script exactly; the script starts once the monitor has evaluated this node's first joint
+state: a contacts message stamped at or after it). ``enabled: false`` passes the command
+through unchanged (the comparison).
 
 Run beside the monitor (demo arm; its ``report_distance`` must be at least d_i, or contacts
 between the two are not seen)::
@@ -111,6 +113,8 @@ def _make_node():
                     self.q[:] = init
             self.contacts = None
             self.contacts_time = -math.inf
+            self.first_stamp = None  # s: stamp of this node's first published joint state
+            self.live = False  # the monitor has evaluated one of our joint states
             self.columns = None  # (joint_names of the contacts, column of each of ours)
             self.scale = 1.0
             self.create_subscription(ContactArray, "contacts", self._on_contacts, 10)
@@ -121,6 +125,9 @@ def _make_node():
         def _on_contacts(self, msg):
             self.contacts = msg
             self.contacts_time = self._now()
+            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            if self.first_stamp is not None and stamp >= self.first_stamp - 1e-9:
+                self.live = True
 
         def _on_command(self, msg):
             index = {n: i for i, n in enumerate(msg.name)}
@@ -161,7 +168,7 @@ def _make_node():
 
         def _step(self):
             if self.script is not None:  # the script's own increment over one step
-                if self.t < self.p["demo_end"]:
+                if self.live and self.t < self.p["demo_end"]:
                     step = self.script(self.t + self.dt) - self.script(self.t)
                     self.t += self.dt
                 else:
@@ -174,6 +181,8 @@ def _make_node():
             msg = JointState(name=self.names, position=self.q.tolist(),
                              velocity=(self.scale * qdot).tolist())
             msg.header.stamp = self.get_clock().now().to_msg()
+            if self.first_stamp is None:
+                self.first_stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
             self.pub.publish(msg)
 
     return VelocityDamper
