@@ -10,6 +10,11 @@ different namespaces) can both be driven by topics that use the plain joint name
 
 Positions in radians or metres (model joint order), stamps and times in seconds on the node's
 clock.
+
+Velocities (rad/s or m/s, ``JointState.velocity``) ride along with an accepted message and
+never reject it: a joint's velocity is known when its latest accepted message gave one (a
+``velocity`` list as long as ``name``) and it was finite; a message without velocities (or with
+a list of another length) makes the velocities of the joints it names unknown again.
 """
 
 from __future__ import annotations
@@ -54,8 +59,10 @@ class JointStateMerger:
     Each accepted message updates only the joints it names; a rejected one changes nothing.
 
     State: ``positions (J,)``, ``received (J,)`` bool, ``joint_stamps (J,)`` (s; -inf while
-    never received), ``stamp`` (s) of the latest good message, ``good_count``, ``bad_count``,
-    ``last_error`` and ``last_code`` of the latest rejection ("" after a good message).
+    never received), ``velocities (J,)`` (0 where unknown) and ``velocity_known (J,)`` bool
+    (see the module docstring), ``stamp`` (s) of the latest good message, ``good_count``,
+    ``bad_count``, ``last_error`` and ``last_code`` of the latest rejection ("" after a good
+    message).
     """
 
     NAMES_CACHE_SIZE = 64  # distinct (source, name list) verdicts remembered (cleared when full)
@@ -75,6 +82,8 @@ class JointStateMerger:
         self.positions = np.zeros(n)
         self.joint_stamps = np.full(n, -math.inf)
         self.received = np.zeros(n, dtype=bool)
+        self.velocities = np.zeros(n)
+        self.velocity_known = np.zeros(n, dtype=bool)
         self.stamp = 0.0
         self.arrival = -math.inf
         self.good_count = 0
@@ -201,13 +210,16 @@ class JointStateMerger:
         return "", "", stamp, idx, (values if kept is None else values[kept])
 
     # -- state changes -------------------------------------------------------------------------
-    def update(self, names, positions, stamp: float, now: float, source: int = 0):
+    def update(self, names, positions, stamp: float, now: float, source: int = 0,
+               velocities=None):
         """Apply one message from ``source``; returns ``(accepted, reason)`` ("" when
-        accepted). The code of the latest rejection is kept in ``last_code``."""
+        accepted). The code of the latest rejection is kept in ``last_code``. ``velocities``:
+        the message's ``velocity`` list (None or empty: none given)."""
         code, error, stamp, idx, values = self.check(names, positions, stamp, now, source)
         if code:
             self.reject(code, error)
             return False, error
+        self._take_velocities(names, idx, velocities, source)
         self.positions[idx] = values
         self.joint_stamps[idx] = stamp
         self.received[idx] = True
@@ -216,6 +228,32 @@ class JointStateMerger:
         self.good_count += 1
         self.last_error = self.last_code = ""
         return True, ""
+
+    def _take_velocities(self, names, idx, velocities, source: int) -> None:
+        """The velocities of an accepted message: known where given and finite."""
+        v = None
+        if velocities is not None and len(velocities) == len(names) and len(names):
+            try:
+                v = np.asarray(velocities, dtype=float).reshape(-1)
+            except (TypeError, ValueError):
+                v = None
+        if v is None:
+            self.velocity_known[idx] = False
+            self.velocities[idx] = 0.0
+            return
+        if len(idx) != len(names):  # unknown names ignored: the entries kept, in order
+            v = v[self._cached_name_checks(tuple(names), source)[3]]
+        finite = np.isfinite(v)
+        self.velocities[idx] = np.where(finite, v, 0.0)
+        self.velocity_known[idx] = finite
+
+    def velocities_given(self, among=None) -> bool:
+        """True when a good message came and every joint where ``among (J,)`` is true (default:
+        every joint) has a known velocity."""
+        if not self.good_count:
+            return False
+        known = self.velocity_known if among is None else self.velocity_known | ~np.asarray(among, bool)
+        return bool(known.all())
 
     def reject(self, code: str, reason: str) -> None:
         """Count a rejected message (``code``, ``reason`` as :meth:`check` gives them)."""
@@ -237,6 +275,8 @@ class JointStateMerger:
         for i, name in enumerate(self.joint_names):
             j = index.get(name)
             if j is not None and old.received[j]:
+                self.velocities[i] = old.velocities[j]
+                self.velocity_known[i] = old.velocity_known[j]
                 self.positions[i] = old.positions[j]
                 self.joint_stamps[i] = old.joint_stamps[j]
                 self.received[i] = True

@@ -69,6 +69,12 @@ class MonitorOutput:
     dropped_contacts: int = 0  # non-finite contacts removed from this output
     result: object = None  # the model's EvaluationResult (for markers / pictures), or None
     contact_vectors: object = None  # (len(contacts), 4, 3) point_1, point_2, position, normal
+    # controller outputs (issue 13): (len(contacts), J + 7), one row per contact in message
+    # order: its distance Jacobian (J values, m/rad or m/m, columns joint_names), distance rate
+    # (m/s; 0 unless velocities_given), point_1_local, point_2_local (m, body frames)
+    contact_controller: object = None
+    joint_names: list = field(default_factory=list)  # the model's (qualified) joint names
+    velocities_given: bool = False  # every needed joint had a finite velocity (then rates = J q_dot)
     unreceived: list = field(default_factory=list)  # joints neither received nor coupled
     warnings: list = field(default_factory=list)  # throttled warnings to log now
 
@@ -117,6 +123,8 @@ class CollisionMonitor:
         self.model = model
         self.data = model.create_data()
         names = list(model.joint_names)
+        self.joint_names = names  # one list object per model (the writers cache its encoding)
+        self._velocities_set = False  # the model's Data holds velocities from a joint state
         plain = list(getattr(model, "joint_plain_names", names))
         self.needs_value, joint_file = joint_roles(model)  # joints a joint state must give
         sources = [(f"ADF file {f}" if f is not None else "",
@@ -134,6 +142,9 @@ class CollisionMonitor:
         self.limiter = RateLimiter(self.config.max_rate)
         self.throttle = WarningThrottle(self.config.warning_period)
         self.probes = probes
+        self._no_extras = controller_rows(None, 0, len(names), False)  # no contact (read-only)
+        self._no_extras.flags.writeable = False
+        self.self_report_distance = self.environment_report_distance = -1.0
         self.enabled = True
         self.last_output_time = -math.inf
         self.evaluations = 0
@@ -156,12 +167,27 @@ class CollisionMonitor:
         self.throttle.period = new.warning_period
         return new
 
+    def set_report_distances(self, self_pairs: float, environment_pairs: float) -> None:
+        """Report distances (m) of self pairs and of robot-environment pairs (the model's
+        ``pair_environment``: bodies in different kinematic trees); -1 (or any negative) =
+        ``config.report_distance``."""
+        self.self_report_distance = float(self_pairs)
+        self.environment_report_distance = float(environment_pairs)
+
+    def report_distances(self) -> tuple:
+        """``(self pairs, environment pairs)`` report distances in effect (m)."""
+        rd = self.config.report_distance
+        return tuple(rd if d < 0.0 else d for d in (self.self_report_distance,
+                                                    self.environment_report_distance))
+
     def take_over(self, previous: CollisionMonitor) -> None:
         """Continue from a monitor of a previous model (a reload): joint values by name, the
         enabled flag, the schedule and the counts (evaluations, rejected joint states,
         coalesced requests)."""
         self.merger.take_over(previous.merger)
         self.merger.bad_count = previous.merger.bad_count
+        self.set_report_distances(previous.self_report_distance,
+                                  previous.environment_report_distance)
         self.enabled = previous.enabled
         self.evaluations = previous.evaluations
         self.last_output_time = previous.last_output_time
@@ -170,13 +196,15 @@ class CollisionMonitor:
         new.requests, new.coalesced, new.deferred = old.requests, old.coalesced, old.deferred
 
     # -- inputs ----------------------------------------------------------------------------------
-    def on_joint_state(self, names, positions, stamp: float, now: float, source: int = 0):
+    def on_joint_state(self, names, positions, stamp: float, now: float, source: int = 0,
+                       velocities=None):
         """Take one ``JointState`` message from ``source``; returns ``(accepted, reason)``.
+        ``velocities``: its ``velocity`` list (optional; see :mod:`.joint_states`).
 
         Good or bad, the message asks for an output (a bad one to publish the status at once).
         A rejection queues a throttled warning for the next output.
         """
-        accepted, reason = self.merger.update(names, positions, stamp, now, source)
+        accepted, reason = self.merger.update(names, positions, stamp, now, source, velocities)
         if not accepted:
             self._warn("bad:" + self.merger.last_code, f"rejected joint state: {reason}", now)
         self.limiter.request(now)
@@ -275,7 +303,8 @@ class CollisionMonitor:
         stamp = m.stamp if m.good_count else float(now)
         out = MonitorOutput(stamp=stamp, status=status, reason=reason, min_distance=math.inf,
                             pairs_checked=0, contacts=[], time=float(now),
-                            joint_state_age=m.age(now), unreceived=self.unreceived())
+                            joint_state_age=m.age(now), unreceived=self.unreceived(),
+                            joint_names=self.joint_names)
         if do_eval:
             self._evaluate(out, root_poses, now, on_contacts)
         elif on_contacts is not None:
@@ -293,10 +322,22 @@ class CollisionMonitor:
     def _evaluate(self, out: MonitorOutput, root_poses, now: float, on_contacts=None) -> None:
         model, data = self.model, self.data
         t0 = time.perf_counter()
-        if self.merger.joint_names:
-            model.set_joint_positions(data, self.merger.joint_names, self.merger.positions)
-        result = model.evaluate(data, root_poses=root_poses,
-                                report_distance=self.config.report_distance, near_only=True)
+        merger = self.merger
+        if merger.joint_names:
+            model.set_joint_positions(data, merger.joint_names, merger.positions)
+        given = merger.velocities_given(self.needs_value) and hasattr(model, "set_joint_velocities")
+        if given or self._velocities_set:  # rates follow the velocities; without them J 0 = 0
+            model.set_joint_velocities(data, merger.joint_names,
+                                       merger.velocities if given else np.zeros(len(merger.joint_names)))
+            self._velocities_set = given
+        out.velocities_given = given
+        self_rd, env_rd = self.report_distances()
+        if self_rd == env_rd:  # (stand-in models take no environment_report_distance)
+            result = model.evaluate(data, root_poses=root_poses, report_distance=self_rd,
+                                    near_only=True)
+        else:  # each pair class its own, inside the model's kernel
+            result = model.evaluate(data, root_poses=root_poses, report_distance=self_rd,
+                                    environment_report_distance=env_rd, near_only=True)
         out.evaluated = True
         out.result = result
         self.evaluations += 1
@@ -308,7 +349,10 @@ class CollisionMonitor:
         index = getattr(result, "contact_index", None)
         contacts = [] if index is not None and len(index) == 0 else list(result.contacts)
         vectors = getattr(result, "contact_vectors", None) if contacts else None
-        out.contacts, out.contact_vectors, out.dropped_contacts = finite_contacts(contacts, vectors)
+        extras = (controller_rows(result, len(contacts), len(self.joint_names), given)
+                  if contacts else self._no_extras)
+        (out.contacts, out.contact_vectors, out.dropped_contacts,
+         (out.contact_controller,)) = finite_contacts(contacts, vectors, (extras,))
         if out.dropped_contacts:
             self._warn("nan:contacts",
                        f"dropped {out.dropped_contacts} contact(s) with non-finite values", now)
@@ -327,6 +371,30 @@ class CollisionMonitor:
                 self._warn("nan:probes", f"zeroed {n} probe(s)/patch(es) with non-finite values", now)
         out.probes = probe_result
         out.compute_time = elapsed + (time.perf_counter() - t0)
+
+
+CONTROLLER_VALUES = 7
+"""Values of a controller row after the Jacobian: distance_rate, point_1_local, point_2_local."""
+
+
+def controller_rows(result, n: int, n_joints: int, rates_valid: bool) -> np.ndarray:
+    """``(n, J + 7)``: per contact of ``result`` (its first ``n``) the Jacobian, the distance
+    rate (0 unless ``rates_valid``), point_1_local, point_2_local, as the message orders them
+    (a new array); zeros where the result has none (a stand-in model)."""
+    J = n_joints
+    rows = np.zeros((n, J + CONTROLLER_VALUES))
+    if not n:
+        return rows
+    jac = getattr(result, "jacobians", None)
+    if jac is not None:
+        rows[:, :J] = jac[:n]
+    rates = getattr(result, "distance_rates", None)
+    if rates is not None and rates_valid:
+        rows[:, J] = rates[:n]
+    p1, p2 = getattr(result, "point_1_local", None), getattr(result, "point_2_local", None)
+    if p1 is not None and p2 is not None:
+        rows[:, J + 1:J + 4], rows[:, J + 4:] = p1[:n], p2[:n]
+    return rows
 
 
 def _listed(names: list, limit: int = 4) -> str:

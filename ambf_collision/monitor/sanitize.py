@@ -1,7 +1,8 @@
 """Nothing the monitor publishes is NaN (no ROS).
 
 The compiled core returns finite values; these guards make sure that a fault there never reaches
-a controller as NaN: a contact with a non-finite value is dropped, a non-finite minimum distance
+a controller as NaN: a contact with a non-finite value (distance, points, normal, and the controller outputs: its
+Jacobian, distance rate, body-frame points) is dropped, a non-finite minimum distance
 is recomputed from the finite pair distances, a probe with a non-finite value is reported out of
 contact with zeros. The caller counts and logs what was changed.
 """
@@ -30,15 +31,29 @@ def _contact_vectors(contacts):
         return None
 
 
-def finite_contacts(contacts: list, vectors=None):
+def finite_contacts(contacts: list, vectors=None, extras=None):
     """The contacts whose distance and vectors are all finite.
 
     ``vectors``: their ``(n, 4, 3)`` point_1, point_2, position, normal when the caller has them
     in one array (the model's ``contact_vectors``), else gathered here. Returns ``(kept contacts,
     their (k, 4, 3) vectors, number dropped)``; the order is kept (closest first).
+
+    ``extras``: a tuple of arrays with one row per contact (the controller outputs: Jacobians,
+    rates, body-frame points); a contact with a non-finite value there is dropped too, and the
+    kept rows are returned as a fourth value (a tuple in the same order).
     """
+    extras = None if extras is None else tuple(np.asarray(a, dtype=float) for a in extras)
+    kept, vectors, keep = _finite_contacts(contacts, vectors, extras)
+    dropped = len(contacts) - len(kept)
+    if extras is None:
+        return kept, vectors, dropped
+    return kept, vectors, dropped, extras if keep is None else tuple(a[keep] for a in extras)
+
+
+def _finite_contacts(contacts, vectors, extras):
+    """``(kept contacts, their vectors, keep mask or None when all are kept)``."""
     if not contacts:
-        return [], None, 0
+        return [], None, None
     if vectors is None:
         vectors = _contact_vectors(contacts)
     distances = np.array([_number(c.distance) for c in contacts])
@@ -47,14 +62,16 @@ def finite_contacts(contacts: list, vectors=None):
         keep &= [_finite_vectors(c) for c in contacts]
     else:
         keep &= np.isfinite(vectors).all(axis=(1, 2))
+    for a in extras or ():
+        keep &= np.isfinite(a.reshape(len(contacts), -1)).all(axis=1)
     if keep.all():
-        return contacts, vectors, 0
+        return contacts, vectors, None
     kept = [c for c, k in zip(contacts, keep) if k]
     if vectors is None:
         vectors = _contact_vectors(kept)
     else:
         vectors = vectors[keep]
-    return kept, vectors, int((~keep).sum())
+    return kept, vectors, keep
 
 
 def _number(x) -> float:

@@ -32,6 +32,7 @@ the node publishes again at once.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from builtin_interfaces.msg import Time
@@ -53,7 +54,9 @@ from ambf_collision.msg import ContactArray, ProbeArray
 from ambf_collision.ros.convert import JointStateDecoder, JointStateTooLarge, Stamp, stamp_msg
 from ambf_collision.ros.diagnostics import (CycleStats, PeriodicThread, closure_summary,
                                             diagnostic_report, number)
-from ambf_collision.ros.node_parameters import MONITOR_KEYS, PARAMETERS, check_combination
+from ambf_collision.ros.node_parameters import (MONITOR_KEYS, PAIR_KEYS, PARAMETERS,
+                                                check_combination, check_pairs_syntax,
+                                                check_report_distances, parse_padding)
 from ambf_collision.ros.parameters import ConfigError, declare_parameters, on_set_parameters
 from ambf_collision.ros.run import run_node
 from ambf_collision.ros.scene_loading import PreparedScene, SceneLoader, load_node_scene
@@ -134,8 +137,10 @@ class CollisionMonitorNode(Node):
 
     # -- scene -------------------------------------------------------------------------------
     def _load(self, params) -> PreparedScene:
-        """The scene of ``params``, loaded here (start-up; raises naming file, entry, key)."""
-        return load_node_scene(params, self.world_frame)
+        """The scene of ``params``, loaded here (start-up; raises naming file, entry, key),
+        with its ``padding``."""
+        prepared = load_node_scene(params, self.world_frame)
+        return with_pairs(prepared, params) if params["padding"] else prepared
 
     def _install(self, prepared: PreparedScene, previous) -> None:
         """Make ``prepared`` the node's scene, with a fresh monitor that continues from
@@ -166,6 +171,8 @@ class CollisionMonitorNode(Node):
             raise ConfigError(f"parameter {err}") from None
         if previous is not None:
             monitor.take_over(previous)
+        monitor.set_report_distances(self.params["self_report_distance"],
+                                     self.params["environment_report_distance"])
         self.prepared = prepared
         self.scene = scene
         self.model = scene.model
@@ -207,7 +214,7 @@ class CollisionMonitorNode(Node):
         deserializer; data that rclpy cannot read either is dropped with a throttled warning."""
         t0 = time.perf_counter()
         try:
-            decoded = self._joint_state_decoder.decode(data)
+            decoded = self._joint_state_decoder.decode(data, velocity=True)
         except JointStateTooLarge as err:  # refused unread: its cost stays bounded
             now = self._now()
             self.monitor.on_bad_joint_state("length", str(err), now)
@@ -223,17 +230,20 @@ class CollisionMonitorNode(Node):
                                           throttle_duration_sec=5.0)
                 return
             st = msg.header.stamp
-            self._joint_state(msg.name, msg.position, st.sec, st.nanosec, st, t0, source)
+            self._joint_state(msg.name, msg.position, st.sec, st.nanosec, st, t0, source,
+                              msg.velocity)
         else:
-            names, positions, sec, nanosec = decoded
-            self._joint_state(names, positions, sec, nanosec, None, t0, source)
+            names, positions, sec, nanosec, velocities = decoded
+            self._joint_state(names, positions, sec, nanosec, None, t0, source, velocities)
 
-    def _joint_state(self, names, positions, sec, nanosec, st, t0: float, source: int):
+    def _joint_state(self, names, positions, sec, nanosec, st, t0: float, source: int,
+                     velocities=None):
         """``st``: the message's ``builtin_interfaces/Time`` (None: made from sec, nanosec
-        when the state is accepted), republished as the outputs' stamp."""
+        when the state is accepted), republished as the outputs' stamp. ``velocities``: the
+        message's ``velocity`` (the contacts' distance rates, ``monitor/joint_states.py``)."""
         now = self._now()
         accepted, _ = self.monitor.on_joint_state(names, positions, sec + nanosec * 1e-9, now,
-                                                  source)
+                                                  source, velocities)
         if accepted:
             if sec or nanosec:
                 self._stamp_pair = (self.monitor.merger.stamp, st, sec, nanosec)
@@ -455,6 +465,15 @@ class CollisionMonitorNode(Node):
         changes, reason = on_set_parameters(PARAMETERS, params)
         if changes is None:
             return SetParametersResult(successful=False, reason=reason)
+        try:
+            check_report_distances(changes)
+            rebuilt = None
+            if any(k in changes for k in PAIR_KEYS):  # the pair list, rebuilt now
+                wanted = dict(self.params, **changes)
+                check_pairs_syntax(wanted)
+                rebuilt = with_pairs(self.prepared, wanted, loading=False)
+        except ValueError as err:  # ConfigError, or the model's (a pattern matching no body)
+            return SetParametersResult(successful=False, reason=_one_line(err))
         monitor_changes = {k: v for k, v in changes.items() if k in MONITOR_KEYS}
         if monitor_changes:
             try:
@@ -462,6 +481,10 @@ class CollisionMonitorNode(Node):
             except ValueError as err:
                 return SetParametersResult(successful=False, reason=str(err))
         self.params.update(changes)
+        if rebuilt is not None:  # installed between two evaluations: the next one uses it
+            self._install(rebuilt, previous=self.monitor)
+        self.monitor.set_report_distances(self.params["self_report_distance"],
+                                          self.params["environment_report_distance"])
         if "heartbeat_rate" in changes:
             self.heartbeat_timer = self._new_timer(self.heartbeat_timer, 1.0 / self.config.heartbeat_rate,
                                                    self._on_heartbeat)
@@ -485,6 +508,29 @@ class CollisionMonitorNode(Node):
     def _new_timer(self, old, period: float, callback):
         self.destroy_timer(old)
         return self.create_timer(period, callback)
+
+
+def with_pairs(prepared: PreparedScene, params: dict, loading: bool = True) -> PreparedScene:
+    """``prepared`` with its model's pair list rebuilt from ``ignore_pairs``, ``check_pairs``
+    and ``padding`` (``Model.with_overrides``: no file is read again; shapes, kinematics and
+    the compiled kernels are shared). ``loading``: part of a load (its warnings and compile
+    count kept); else a run-time change (nothing to log again). Raises ValueError naming the
+    parameter for a padding entry that matches no body."""
+    from ambf_collision.model.filtering import Overrides
+
+    model = prepared.scene.model
+    if not hasattr(model, "with_overrides"):  # no ADF file: nothing to pad or pair
+        return prepared
+    try:
+        new = model.with_overrides(
+            Overrides.from_strings(params["ignore_pairs"], params["check_pairs"]),
+            padding=parse_padding(params["padding"]))
+    except ValueError as err:
+        raise ConfigError(f"parameter padding or pairs: {_one_line(err)}") from None
+    scene = dataclasses.replace(prepared.scene, model=new,
+                                warnings=prepared.scene.warnings if loading else [])
+    return dataclasses.replace(prepared, scene=scene,
+                               compiled=prepared.compiled if loading else 0)
 
 
 def _one_line(err: BaseException) -> str:

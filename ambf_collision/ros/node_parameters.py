@@ -10,7 +10,7 @@ from __future__ import annotations
 from ambf_collision.ros.parameters import (BOOL, INTEGERS, NUMBER, STRING, STRINGS, ConfigError,
                                            Parameter)
 
-__all__ = ["MONITOR_KEYS", "PARAMETERS", "check_combination"]
+__all__ = ["MONITOR_KEYS", "PAIR_KEYS", "PARAMETERS", "check_combination", "parse_padding"]
 
 P = Parameter
 PARAMETERS = {
@@ -29,8 +29,15 @@ PARAMETERS = {
                      "transforms"),
     "root_frames": P([""], STRINGS, "per ADF file the TF frame that places its root bodies "
                      "(T_world_frame<-frame * T_location); '' = the ADF location in world_frame"),
-    "ignore_pairs": P([""], STRINGS, "body pairs never checked, 'bodyA:bodyB' (fnmatch patterns)"),
-    "check_pairs": P([""], STRINGS, "body pairs always checked, 'bodyA:bodyB' (fnmatch patterns)"),
+    "ignore_pairs": P([""], STRINGS, "body pairs never checked, 'bodyA:bodyB' (fnmatch "
+                      "patterns); settable at run time: the pair list is rebuilt without "
+                      "reloading the files, from the next evaluation on", read_only=False),
+    "check_pairs": P([""], STRINGS, "body pairs always checked, 'bodyA:bodyB' (fnmatch "
+                     "patterns); settable at run time like ignore_pairs", read_only=False),
+    "padding": P([""], STRINGS, "per-body safety padding, 'BODY=METRES' (BODY: a body name or "
+                 "fnmatch pattern, qualified or plain; later entries win): every shape of the "
+                 "body grows by a ball of that radius, so its distances drop by it; settable at "
+                 "run time like ignore_pairs", read_only=False),
     "tf_backend": P("auto", STRING, "root transforms from 'auto' (tf2_ros where importable, "
                     "else the built-in cache) or 'fallback' (always the built-in cache)"),
     # -- joint states (read-only) --------------------------------------------------------------
@@ -47,6 +54,12 @@ PARAMETERS = {
     # -- run time (can be changed with `ros2 param set`) ---------------------------------------
     "report_distance": P(0.05, NUMBER, "pairs closer than this (m) are published as contacts",
                          0.0, 100.0, read_only=False),
+    "self_report_distance": P(-1.0, NUMBER, "report distance (m) of self pairs (both bodies "
+                              "of one robot); -1 = report_distance", -1.0, 100.0,
+                              read_only=False),
+    "environment_report_distance": P(-1.0, NUMBER, "report distance (m) of robot-environment "
+                                     "pairs; -1 = report_distance", -1.0, 100.0,
+                                     read_only=False),
     "max_rate": P(1000.0, NUMBER, "cap on evaluations per second on average (Hz; bursts of "
                   "up to 10 ms of it run back to back); joint states arriving faster are "
                   "coalesced into the next allowed evaluation, the latest is never dropped",
@@ -77,11 +90,43 @@ MONITOR_KEYS = ("report_distance", "max_rate", "heartbeat_rate", "joint_state_ti
 """The parameters that are fields of :class:`ambf_collision.monitor.config.MonitorConfig`."""
 
 
+PAIR_KEYS = ("ignore_pairs", "check_pairs", "padding")
+"""The parameters that decide the model's pair list (a change rebuilds it: ``Model.with_overrides``)."""
+
+
+def parse_padding(entries) -> dict:
+    """``['BODY=METRES', ...]`` -> ``{BODY: metres}`` (in order; ConfigError naming the
+    parameter and the entry for a malformed one or a value that is not a finite number >= 0).
+    Whether each BODY matches a body is checked by the model (``model.body_padding``)."""
+    import math
+
+    out = {}
+    for text in entries:
+        body, sep, value = text.rpartition("=")
+        try:
+            metres = float(value)
+        except ValueError:
+            metres = math.nan
+        if not sep or not body.strip() or not (math.isfinite(metres) and metres >= 0.0):
+            raise ConfigError(f"parameter padding: {text!r} must be BODY=METRES (a body name or "
+                              "fnmatch pattern, and a finite number of metres >= 0)")
+        out.pop(body.strip(), None)  # a repeated entry moves to the end (later entries win)
+        out[body.strip()] = metres
+    return out
+
+
+def check_report_distances(p: dict) -> None:
+    """``self_report_distance`` and ``environment_report_distance``: -1 (= report_distance)
+    or a distance >= 0 (ConfigError naming the parameter)."""
+    for name in ("self_report_distance", "environment_report_distance"):
+        if name in p and p[name] != -1.0 and p[name] < 0.0:
+            raise ConfigError(f"parameter {name}: must be -1 (use report_distance) or a "
+                              f"distance >= 0 m, got {p[name]!r}")
+
+
 def check_combination(p: dict) -> None:
     """What each value cannot show alone: per-file and per-topic lists that must match the
     files and topics, names that must be well formed (ConfigError naming the parameter)."""
-    from ambf_collision.model.filtering import parse_pair
-
     n_files = len(p["adf_files"])
     if not p["world_frame"].strip("/ ") or p["world_frame"] != p["world_frame"].strip():
         raise ConfigError(f"parameter world_frame: must name a TF frame, got {p['world_frame']!r}")
@@ -112,9 +157,18 @@ def check_combination(p: dict) -> None:
         if bad:
             raise ConfigError(f"parameter joint_state_files: {bad[0]} is not the index of "
                               f"one of the {n_files} adf_files (or -1)")
+    check_pairs_syntax(p)
+    check_report_distances(p)
+
+
+def check_pairs_syntax(p: dict) -> None:
+    """``ignore_pairs``, ``check_pairs`` ('A:B') and ``padding`` ('BODY=METRES') well formed."""
+    from ambf_collision.model.filtering import parse_pair
+
     for name in ("ignore_pairs", "check_pairs"):
         for text in p[name]:
             try:
                 parse_pair(text)
             except ValueError as err:
                 raise ConfigError(f"parameter {name}: {err}") from None
+    parse_padding(p["padding"])

@@ -85,9 +85,11 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
     probe_writer = probe_serializer = None
     ps = scene.probe_set
     if ps is not None:
-        probe_writer = ProbeArrayWriter(world_frame, ps.names, ps.bodies, model.body_names)
+        patches = [(n, model.body_names[b]) for n, b in zip(ps.patch_names, ps.patch_body.tolist())]
+        probe_writer = ProbeArrayWriter(world_frame, ps.names, ps.bodies, model.body_names,
+                                        patches)
         probe_serializer = ProbeArraySerializer(world_frame, ps.names, ps.bodies,
-                                                model.body_names)
+                                                model.body_names, patches)
         if not probe_serializer.matches(probe_writer):
             probe_serializer = None
     return PreparedScene(scene, writer, serializer if serializer.matches(writer) else None,

@@ -157,3 +157,37 @@ def test_take_over_carries_values_by_name():
     new.take_over(old)
     assert new.positions.tolist() == [0.3, 0.0, 0.1]
     assert new.received.tolist() == [True, False, True] and new.good_count == 1
+
+
+def test_velocities_known_where_given_and_finite_never_rejecting_positions():
+    """Issue 13: velocities ride along with an accepted message; a joint's velocity is known
+    when its latest message gave a finite one; a message without velocities (or a list of
+    another length) makes its joints' velocities unknown; positions are taken either way."""
+    j = JointStateMerger(["a", "b", "c"])
+    assert not j.velocities_given()  # nothing received
+    assert j.update(["a", "b", "c"], [0.1, 0.2, 0.3], 1.0, 1.0, velocities=[1.0, -2.0, 0.5]) == (True, "")
+    assert j.velocities.tolist() == [1.0, -2.0, 0.5] and j.velocities_given()
+    assert j.update(["b"], [0.4], 1.1, 1.1, velocities=[math.nan]) == (True, "")
+    assert j.positions.tolist() == [0.1, 0.4, 0.3]
+    assert j.velocity_known.tolist() == [True, False, True] and j.velocities[1] == 0.0
+    assert not j.velocities_given()
+    assert j.velocities_given(among=[True, False, True])  # b needs none (e.g. coupled)
+    assert j.update(["c", "b"], [0.0, 0.0], 1.2, 1.2, velocities=[3.0, 4.0]) == (True, "")
+    assert j.velocities.tolist() == [1.0, 4.0, 3.0] and j.velocities_given()
+    assert j.update(["a"], [0.0], 1.3, 1.3) == (True, "")  # no velocities: a unknown
+    assert j.velocity_known.tolist() == [False, True, True]
+    assert j.update(["a", "b"], [0.0, 0.0], 1.4, 1.4, velocities=[1.0]) == (True, "")  # length
+    assert j.velocity_known.tolist() == [False, False, True]
+    # a rejected message changes no velocity
+    assert j.update(["a"], [math.nan], 1.5, 1.5, velocities=[9.0])[0] is False
+    assert j.velocity_known.tolist() == [False, False, True]
+
+
+def test_velocities_of_ignored_unknown_names_are_skipped_in_order():
+    cfg = MonitorConfig(ignore_unknown_joints=True)
+    j = JointStateMerger(["a", "b"], cfg)
+    assert j.update(["zz", "b", "a"], [9.0, 0.2, 0.1], 1.0, 1.0, velocities=[7.0, 2.0, 1.0])[0]
+    assert j.velocities.tolist() == [1.0, 2.0] and j.velocities_given()
+    k = JointStateMerger(["b", "a"], cfg)
+    k.take_over(j)
+    assert k.velocities.tolist() == [2.0, 1.0] and k.velocity_known.all()

@@ -117,3 +117,20 @@ def test_huge_finite_probe_values_are_kept():
     pr = _probes()
     pr.force[:] = 1.5e308
     assert sanitize_probes(pr) == 0 and np.all(pr.force == 1.5e308)
+
+
+@pytest.mark.parametrize("where", ["jacobian", "rate", "local"])
+def test_contact_with_a_non_finite_controller_value_is_dropped(where):
+    """Issue 13: the Jacobian, the distance rate and the body-frame points are checked like the
+    vectors; the kept rows of each come back in order."""
+    cs = [_contact(float(k)) for k in range(3)]
+    jac, rates, local = np.arange(12.0).reshape(3, 4), np.array([0.5, -0.5, 0.25]), np.ones((3, 2, 3))
+    {"jacobian": jac[1], "rate": rates[1:2], "local": local[1, 1]}[where][-1] = np.nan
+    kept, vectors, dropped, (j, r, lo) = finite_contacts(cs, None, (jac, rates, local))
+    assert kept == [cs[0], cs[2]] and dropped == 1 and vectors.shape == (2, 4, 3)
+    np.testing.assert_array_equal(j, jac[[0, 2]])
+    np.testing.assert_array_equal(r, [0.5, 0.25])
+    assert lo.shape == (2, 2, 3)
+    kept, _, dropped, (j, r, lo) = finite_contacts([], None, (np.zeros((0, 4)), np.zeros(0),
+                                                              np.zeros((0, 2, 3))))
+    assert kept == [] and dropped == 0 and j.shape == (0, 4)

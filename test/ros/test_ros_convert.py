@@ -343,3 +343,127 @@ def test_decode_joint_state_refuses_other_encodings_and_malformed_data():
     broken[raw.index(b"bb") + 2] = 0x41  # the second name's NUL overwritten
     with pytest.raises(ValueError):
         decode_joint_state(bytes(broken))
+
+
+# ----------------------------------------------------------------------------- issue 13 fields
+
+
+def _controller_out(rng, n, J, arrays, cycle):
+    """A monitor output of n contacts with Jacobians of J columns, rates and body-frame
+    points, given as the monitor's arrays or (``arrays`` False) on each contact."""
+    cs = [_contact(float(rng.normal()), rng.normal(size=3), rng.normal(size=3), rng.normal(size=3),
+                   b1="/a" * (i + 1), b2="b" * (cycle + i)) for i in range(n)]
+    jac, rates, local = rng.normal(size=(n, J)), rng.normal(size=n), rng.normal(size=(n, 2, 3))
+    if n >= 2:
+        jac[1, 0], rates[0], local[1, 1, 2] = math.nan, math.inf, -math.inf
+    out = SimpleNamespace(status=0, min_distance=0.01, pairs_checked=n, contacts=cs,
+                          joint_names=[f"/ambf/env/j{k}" * (k % 3 + 1) for k in range(J)],
+                          velocities_given=bool(cycle % 2))
+    if arrays:  # the monitor's rows: Jacobian, rate, point_1_local, point_2_local
+        out.contact_controller = np.hstack((jac, rates[:, None], local.reshape(n, 6)))
+    else:
+        for c, j, r, (p1, p2) in zip(cs, jac, rates, local):
+            c.jacobian, c.distance_rate, c.point_1_local, c.point_2_local = j, r, p1, p2
+    return out, jac, rates, local
+
+
+@pytest.mark.parametrize("frame", ["world", "w", "odom_x"])
+@pytest.mark.parametrize("arrays", [True, False])
+def test_contact_controller_fields_serializer_equals_rclpy(frame, arrays):
+    """Jacobian, distance_rate, point_1_local, point_2_local, joint_names and
+    velocities_given: the raw bytes have the length of rclpy's serialization of the writer's
+    message and deserialize to it (every field's repr; rclpy leaves padding bytes unset, so
+    bytes are not compared), and read back as the input values (non-finite -> 0), for 0..3
+    contacts and 0, 1, 7 joints."""
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    rng = np.random.default_rng(11)
+    w, s = ContactArrayWriter(frame), ContactArraySerializer(frame)
+    for cycle, (n, J) in enumerate([(0, 7), (1, 7), (3, 7), (2, 1), (1, 0), (0, 0)]):
+        out, jac, rates, local = _controller_out(rng, n, J, arrays, cycle)
+        st = stamp_msg(1.7e9 + cycle)
+        raw = s.serialize(out, st)
+        m = w.fill(out, st)
+        assert len(raw) == len(serialize_message(m)), (frame, cycle)
+        back = deserialize_message(raw, ContactArray)
+        assert repr(back) == repr(m)
+        assert list(back.joint_names) == out.joint_names
+        assert back.velocities_given is bool(cycle % 2)
+        clean = lambda a: np.where(np.isfinite(a), a, 0.0)  # noqa: E731
+        for c, j, r, (p1, p2) in zip(back.contacts, clean(jac), clean(rates), clean(local)):
+            assert list(c.jacobian) == j.tolist() and c.distance_rate == r
+            assert [c.point_1_local.x, c.point_1_local.y, c.point_1_local.z] == p1.tolist()
+            assert [c.point_2_local.x, c.point_2_local.y, c.point_2_local.z] == p2.tolist()
+    assert s.matches(w)
+
+
+def test_contact_msg_carries_controller_fields():
+    """contact_msg (the generated constructors) with a Jacobian and rates on the record."""
+    c = _contact(0.02, (0, 0, 1), (0, 0, 1.02), (0, 0, 1))
+    c.jacobian, c.distance_rate = np.array([0.5, -0.25, 0.0]), -0.125
+    c.point_1_local, c.point_2_local = np.array([0.1, 0, 0]), np.array([0, math.nan, 0.3])
+    m = contact_msg(c)
+    assert list(m.jacobian) == [0.5, -0.25, 0.0] and m.distance_rate == -0.125
+    assert (m.point_1_local.x, m.point_2_local.y, m.point_2_local.z) == (0.1, 0.0, 0.3)
+    bare = contact_msg(_contact(0.02, (0, 0, 1), (0, 0, 1.02), (0, 0, 1)))  # no such fields
+    assert list(bare.jacobian) == [] and bare.distance_rate == 0.0
+
+
+def _patches(rng, q):
+    return dict(patch_in_contact=rng.integers(0, 9, q), patch_area=rng.random(q),
+                patch_force=rng.normal(size=(q, 3)), patch_force_body=rng.normal(size=(q, 3)),
+                patch_torque_body=rng.normal(size=(q, 3)))
+
+
+@pytest.mark.parametrize("n,q", [(0, 0), (1, 1), (3, 2), (16, 3)])
+def test_probe_patches_serializer_equals_rclpy(n, q):
+    """ProbeArray.patches: the raw bytes deserialize to the writer's message (and have
+    rclpy's length) for every probe-record end alignment, patch names of several lengths and
+    non-finite values (-> 0); the values read back are the input's."""
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    from ambf_collision.msg import ProbeArray
+
+    rng = np.random.default_rng(n + q)
+    names = [f"pad{i // 4}/{i}" for i in range(n)]
+    bodies = ["/ambf/env/hand"] * n
+    patches = [("p" * (j + 1), "/ambf/env/" + "h" * (j + 2)) for j in range(q)]
+    w = ProbeArrayWriter("world", names, bodies, ["/ambf/env/hand"], patches=patches)
+    s = ProbeArraySerializer("world", names, bodies, ["/ambf/env/hand"], patches=patches)
+    for cycle in range(3):
+        pr = _random_probes(rng, n, 1, touching=cycle == 1)
+        for k, v in _patches(rng, q).items():
+            setattr(pr, k, v)
+        if q and cycle == 2:
+            pr.patch_force[0, 1], pr.patch_area[-1] = math.nan, math.inf
+        raw = s.serialize(1, stamp_msg(3.0), pr)
+        m = w.fill(1, stamp_msg(3.0), pr)
+        assert len(raw) == len(serialize_message(m))
+        back = deserialize_message(raw, ProbeArray)
+        assert back == m, (n, q, cycle)
+        for st, (name, body), j in zip(back.patches, patches, range(q)):
+            assert (st.name, st.body, st.in_contact) == (name, body, int(pr.patch_in_contact[j]))
+            f = np.where(np.isfinite(pr.patch_force[j]), pr.patch_force[j], 0.0)
+            assert [st.force.x, st.force.y, st.force.z] == f.tolist()
+            assert [st.torque_body.x, st.torque_body.y, st.torque_body.z] == pr.patch_torque_body[j].tolist()
+            assert st.area == (pr.patch_area[j] if math.isfinite(pr.patch_area[j]) else 0.0)
+    assert s.matches(w)
+    assert w.empty(2, stamp_msg(4.0)).patches == []
+
+
+def test_decode_joint_state_velocities_equal_rclpy():
+    """JointStateDecoder(velocity=True) reads the velocity list bit for bit as rclpy does
+    (empty, shorter or longer than the names, non-finite)."""
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import JointState
+
+    dec = JointStateDecoder()
+    for js in _joint_states(np.random.default_rng(5)):
+        if len(js.name) % 2:
+            js.velocity = [math.nan, 0.5, -1e300, 2.0][: len(js.name) + 1]
+        raw = serialize_message(js)
+        ref = deserialize_message(raw, JointState)
+        names, positions, sec, nanosec, velocities = dec.decode(raw, velocity=True)
+        assert names == list(ref.name)
+        assert velocities.tobytes() == np.asarray(ref.velocity, np.float64).tobytes()
+        assert positions.tobytes() == np.asarray(ref.position, np.float64).tobytes()
