@@ -212,9 +212,11 @@ class CLoop:
         self.probe_patch = np.full(N, -1, dtype=np.int64)  # patch index per probe, -1 none
         for q, (a, b) in enumerate(zip(p.patch_first, p.patch_end)):
             self.probe_patch[a:b] = q
+        # the world's fields are views of its record table (strided): C gets contiguous copies
+        self.shapes = [np.ascontiguousarray(x) for x in (world.a, world.b, world.radius)]
         self.fixed = [ctypes.c_long(N), _ptr(p.local_position), _ptr(p.local_normal), _ptr(p.radius),
                       _ptr(p.stiffness), _ptr(p.range), _ptr(p.probe_body), _ptr(self.probe_patch),
-                      ctypes.c_long(len(world)), _ptr(world.a), _ptr(world.b), _ptr(world.radius),
+                      ctypes.c_long(len(world)), *map(_ptr, self.shapes),
                       _ptr(p.shape_body)]
         o = self.out
         self.outs = [_ptr(o["pos"]), _ptr(o["nor"]), _ptr(o["depth"]), _ptr(o["area"]), _ptr(o["force"]),
