@@ -99,7 +99,7 @@ class CollisionMonitorNode(Node):
         self.markers_published = 0
         self._stats = CycleStats()
         self._last_out = self._last_eval = self._marked = None
-        self._loader = SceneLoader()
+        self._loader = SceneLoader(wake=self._wake_executor)
 
         self._install(self._load(p), previous=None)
 
@@ -427,6 +427,13 @@ class CollisionMonitorNode(Node):
         response.success = True
         response.message = "enabled" if request.data else "disabled (publishing status only)"
         return response
+
+    def _wake_executor(self):
+        """Wake the executor from the loader thread, so that ``~/reload`` resumes at once (an
+        executor waiting for events does not notice a future completed by another thread)."""
+        executor = self.executor
+        if executor is not None and hasattr(executor, "wake"):
+            executor.wake()
 
     async def _on_reload(self, request, response):
         """Rereads the files in a worker thread while this node keeps evaluating with the old

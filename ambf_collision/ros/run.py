@@ -3,8 +3,9 @@
 rclpy's own signal handlers shut the context down from inside a signal, so a callback that is
 publishing at that moment fails with a traceback. Here the signals only set a flag, checked
 between callbacks; the node is then destroyed and rclpy shut down in order. Callbacks run on
-rclpy's ``EventsExecutor`` where it exists (its per-message overhead is a fraction of the
-``SingleThreadedExecutor``'s wait-set rebuild), else on the ``SingleThreadedExecutor``.
+rclpy's ``EventsExecutor`` from rclpy 9 (Kilted) on (its per-message overhead is a fraction of the
+``SingleThreadedExecutor``'s wait-set rebuild), else on the ``SingleThreadedExecutor`` (see
+``_Executor`` below for why not Jazzy's EventsExecutor).
 
 Measured here (bench/bench_latency.py, echo node, and a 5000-message ping-pong in one process):
 the EventsExecutor's ``spin_once`` loop costs ~25 us CPU per message (``spin_until_future_complete``
@@ -26,10 +27,27 @@ from rclpy.exceptions import NameValidationException, ParameterException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
-try:  # rclpy >= Jazzy: callbacks dispatched from C++ events, far less overhead per message
-    from rclpy.experimental import EventsExecutor as _Executor
-except ImportError:  # older rclpy
-    _Executor = SingleThreadedExecutor
+
+
+def _rclpy_major() -> int:
+    """rclpy's major version (7: Jazzy, 9: Kilted), 0 when unknown."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return int(version("rclpy").split(".")[0])
+    except (PackageNotFoundError, ValueError):
+        return 0
+
+
+# rclpy's EventsExecutor dispatches callbacks from C++ events, with far less overhead per message.
+# Jazzy's (rclpy 7) never resumes a coroutine that awaits a future completed by another thread
+# (rclpy issue #1467), which is how ~/reload waits for its loader thread: there, and where the
+# EventsExecutor does not exist, the SingleThreadedExecutor, which resumes such tasks on every spin.
+_Executor = SingleThreadedExecutor
+if _rclpy_major() >= 9:
+    try:
+        from rclpy.experimental import EventsExecutor as _Executor
+    except ImportError:
+        pass
 
 
 # What building a node may raise for a bad file or parameter (AdfError, ProbeError, ShapeError and

@@ -129,8 +129,9 @@ class SceneLoader:
 
     SWITCH_INTERVAL = 1e-4  # s: the longest the executor waits for the GIL during a load
 
-    def __init__(self):
+    def __init__(self, wake=None):
         self._thread = None
+        self._wake = wake  # called once the future is complete: wakes the executor waiting on it
 
     @property
     def busy(self) -> bool:
@@ -161,6 +162,8 @@ class SceneLoader:
                 future.set_result(result)
             else:
                 future.set_exception(error)
+            if self._wake is not None:
+                self._wake()
 
         self._thread = threading.Thread(target=run, name="ambf_collision scene loader",
                                         daemon=True)

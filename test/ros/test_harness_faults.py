@@ -10,7 +10,7 @@ import signal
 import time
 
 from conftest import REPO
-from ros_harness import (SPHERE_ADF, NodeProcess, Received, domain, peer,  # noqa: F401
+from ros_harness import (RELOAD_UNDER_LOAD_ON_JAZZY, SPHERE_ADF, NodeProcess, Received, domain, peer,  # noqa: F401
                          stamped_joint_state)
 
 from ambf_collision.msg import ContactArray
@@ -100,6 +100,7 @@ def test_sigterm_during_a_reload_ends_cleanly(domain, peer, tmp_path):
     assert code == 0 and "Traceback" not in out + err, err
 
 
+@RELOAD_UNDER_LOAD_ON_JAZZY
 def test_services_answer_while_a_reload_runs(domain, peer, tmp_path):
     """~/enable answers during a reload of a 1.9 MB file, and its effect shows at once in the
     outputs (DISABLED), before the reload has finished."""

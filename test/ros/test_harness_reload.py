@@ -16,7 +16,7 @@ import shutil
 import time
 
 import pytest
-from ros_harness import (NodeProcess, RatePublisher, Received, diagnostics_of, domain,  # noqa: F401
+from ros_harness import (RELOAD_UNDER_LOAD_ON_JAZZY, NodeProcess, RatePublisher, Received, diagnostics_of, domain,  # noqa: F401
                          peer, stamped_joint_state)
 
 from ambf_collision.msg import ContactArray
@@ -65,6 +65,7 @@ CASES = {
 }
 
 
+@RELOAD_UNDER_LOAD_ON_JAZZY
 @pytest.mark.parametrize("case", list(CASES))
 def test_reload_never_silences_the_node(domain, peer, tmp_path, case):
     make, success, words, gap_after = CASES[case]
@@ -115,6 +116,7 @@ def test_reload_never_silences_the_node(domain, peer, tmp_path, case):
     assert code == 0 and "Traceback" not in out + err, err
 
 
+@RELOAD_UNDER_LOAD_ON_JAZZY
 def test_a_second_reload_while_one_runs_is_refused_with_the_reason(domain, peer, tmp_path):
     adf = tmp_path / "arm.yaml"
     adf.write_text(_big(ARM.read_text()))
