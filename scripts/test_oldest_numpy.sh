@@ -16,7 +16,7 @@ if [ -z "$PY" ]; then
     if command -v "$p" >/dev/null 2>&1 && "$p" -c "" 2>/dev/null; then PY="$p"; break; fi
   done
 fi
-want="$NUMPY $("$PY" -c 'import sys; print(sys.version.split()[0])') $(cat "$ROOT/requirements/core.txt" "$ROOT/requirements/test.txt" | sha256sum | cut -c1-16)"
+want="$NUMPY scipy<1.17 $("$PY" -c 'import sys; print(sys.version.split()[0])') $(cat "$ROOT/requirements/core.txt" "$ROOT/requirements/test.txt" | sha256sum | cut -c1-16)"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.stamp" 2>/dev/null)" != "$want" ]; then
   echo "[numpy1] creating $VENV ($("$PY" --version), NumPy $NUMPY)" >&2
   rm -rf "$VENV"
@@ -24,9 +24,12 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.stamp" 2>/dev/null)" != "$wan
   "$VENV/bin/python" -m pip install --quiet -r "$ROOT/requirements/core.txt" -r "$ROOT/requirements/test.txt"
   # pip warns that cmeel-boost (coal) and contourpy (matplotlib) ask for numpy>=2.0: expected,
   # that is what this run checks
-  "$VENV/bin/python" -m pip install --quiet "numpy==$NUMPY" 2>&1 | grep -v "dependency\|requires numpy>=2.0" >&2 || true
+  # SciPy with it: 1.17 asks for NumPy >= 2 (and fails to import on 1.26); Ubuntu 24.04 pairs
+  # NumPy 1.26 with SciPy 1.11, the oldest requirements/core.txt allows
+  "$VENV/bin/python" -m pip install --quiet "numpy==$NUMPY" "scipy>=1.11,<1.17" 2>&1 \
+    | grep -v "dependency\|requires numpy>=2.0" >&2 || true
   echo "$want" > "$VENV/.stamp"
 fi
-"$VENV/bin/python" -c "import numpy, sys; assert numpy.__version__ == '$NUMPY', numpy.__version__; print(f'[numpy1] Python {sys.version.split()[0]}, NumPy {numpy.__version__}')"
+"$VENV/bin/python" -c "import numpy, scipy, sys; assert numpy.__version__ == '$NUMPY', numpy.__version__; print(f'[numpy1] Python {sys.version.split()[0]}, NumPy {numpy.__version__}, SciPy {scipy.__version__}')"
 cd "$ROOT"
 PYTHONPATH="$ROOT" exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@" test
