@@ -18,15 +18,9 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy not importable: run through `make test`")
 
+from ambf_collision.ros.run import rclpy_major  # noqa: E402  (after the rclpy skip)
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _rclpy_major() -> int:
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return int(version("rclpy").split(".")[0])
-    except (PackageNotFoundError, ValueError):
-        return 0
 
 
 # rclpy 7 (Jazzy): its EventsExecutor never resumes the ~/reload coroutine that awaits the loader
@@ -35,7 +29,7 @@ def _rclpy_major() -> int:
 # other callbacks too slowly while a large file loads. The reload-under-load tests assert that on
 # Kilted; on Jazzy they run and are expected to miss it.
 RELOAD_UNDER_LOAD_ON_JAZZY = pytest.mark.xfail(
-    _rclpy_major() < 9, strict=False,
+    rclpy_major() < 9, strict=False,
     reason="rclpy 7 (Jazzy): no executor here keeps serving callbacks while ~/reload awaits its "
            "loader thread (rclpy #1467); asserted on Kilted")
 ROS2_SRC = Path(os.environ.get("AMBF_ROS2_SRC", REPO.parent / "shared" / "ros2-src"))

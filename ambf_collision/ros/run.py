@@ -29,7 +29,7 @@ from rclpy.signals import SignalHandlerOptions
 
 
 
-def _rclpy_major() -> int:
+def rclpy_major() -> int:
     """rclpy's major version (7: Jazzy, 9: Kilted), 0 when unknown."""
     from importlib.metadata import PackageNotFoundError, version
     try:
@@ -43,7 +43,7 @@ def _rclpy_major() -> int:
 # (rclpy issue #1467), which is how ~/reload waits for its loader thread: there, and where the
 # EventsExecutor does not exist, the SingleThreadedExecutor, which resumes such tasks on every spin.
 _Executor = SingleThreadedExecutor
-if _rclpy_major() >= 9:
+if rclpy_major() >= 9:
     try:
         from rclpy.experimental import EventsExecutor as _Executor
     except ImportError:
