@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import time
+from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -252,9 +253,19 @@ class CollisionMonitor:
 
     def evaluation_rate(self, now: float) -> float:
         """Evaluations per second over the last :attr:`RATE_WINDOW` seconds. Only reads (a
-        copy of) the evaluation times: the node's diagnostics thread calls it too."""
-        window = self.RATE_WINDOW
-        return sum(1 for t in tuple(self._eval_times) if now - t <= window) / window
+        copy of) the evaluation times, which are in increasing order: the node's diagnostics
+        thread calls it too."""
+        times = tuple(self._eval_times)
+        return (len(times) - bisect_left(times, now - self.RATE_WINDOW)) / self.RATE_WINDOW
+
+    def _recent_rate(self, now: float) -> float:
+        """:meth:`evaluation_rate` for the executor's own step: drops the evaluation times
+        older than the window (the deque then holds at most one window's worth) and counts the
+        rest, without copying them (at 1 kHz the window holds 1,000 times)."""
+        times = self._eval_times
+        while times and now - times[0] > self.RATE_WINDOW:
+            times.popleft()
+        return len(times) / self.RATE_WINDOW
 
     # -- status ------------------------------------------------------------------------------------
     def unreceived(self) -> list:
@@ -315,7 +326,7 @@ class CollisionMonitor:
             self._warn("unreceived", f"joints {reason}", now)
         self.limiter.mark(now)
         self.last_output_time = float(now)
-        out.evaluation_rate = self.evaluation_rate(now)
+        out.evaluation_rate = self._recent_rate(now)
         out.warnings, self._warnings = self._warnings, []
         return out
 
@@ -341,10 +352,7 @@ class CollisionMonitor:
         out.evaluated = True
         out.result = result
         self.evaluations += 1
-        times = self._eval_times
-        times.append(float(now))
-        while now - times[0] > self.RATE_WINDOW:  # the window's, nothing older (bounded)
-            times.popleft()
+        self._eval_times.append(float(now))   # trimmed to the window by _recent_rate
         # the model's result says when there is no contact (the usual cycle): no records built
         index = getattr(result, "contact_index", None)
         contacts = [] if index is not None and len(index) == 0 else list(result.contacts)

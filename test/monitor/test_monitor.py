@@ -411,3 +411,20 @@ def test_two_monitors_of_one_model_do_not_interfere(tmp_path):
     out_b = b.step(1.0, root_poses=None)
     assert out_a.min_distance == pytest.approx(0.05) == out_b.min_distance
     assert a.data is not b.data
+
+
+def test_evaluation_rate_counts_the_evaluations_of_the_last_second():
+    """2,500 evaluations 1 ms apart (a 1 kHz stream): the window [now - 1 s, now] holds 1,001 of
+    them (both ends included), counted by hand from the times; the step's own rate and the
+    diagnostics' rate at a later time agree with that count."""
+    model, m = make(max_rate=0.0)
+    times = [10.0 + i / 1000.0 for i in range(2500)]
+    for t in times:
+        m.on_joint_state(["a", "b", "c"], [0.1, 0.2, 0.3], t, t)
+        out = m.step(t)
+    now = times[-1]
+    expected = sum(1 for t in times if now - t <= 1.0)
+    assert out.evaluation_rate == pytest.approx(expected) and m.evaluation_rate(now) == pytest.approx(expected)
+    assert m.evaluation_rate(now + 0.5) == pytest.approx(sum(1 for t in times if now + 0.5 - t <= 1.0))
+    assert m.evaluation_rate(now + 2.0) == 0.0
+    assert len(m._eval_times) <= expected   # bounded by one window
