@@ -47,8 +47,8 @@ from ambf_collision.model.jacobians import contact_jacobians  # noqa: E402
 @njit(cache=False)
 def _jacobians_only(model, data, n, repeats):
     """``repeats`` calls of the evaluate kernel's Jacobian part for the first ``n`` contacts."""
-    K, link, C, H, pair_bodies = model_tables(model)
-    D, velocity, W, R, contact_index, contacts, jacobians = data_tables(data)
+    K, link, C, H, pair_bodies, _environment = model_tables(model)
+    D, velocity, W, R, contact_index, contacts, jacobians, moved = data_tables(data)
     for _ in range(repeats):
         contact_jacobians(K, D, velocity, pair_bodies, R, contact_index, n, contacts, jacobians)
     return n

@@ -7,7 +7,7 @@ shape the data of its bounds). :func:`evaluate_pairs` (njit) computes every pair
 kernels of :mod:`~ambf_collision.geometry.pair_kernels` into a caller-owned
 :data:`PAIR_RESULT_DTYPE` table; :func:`contact_order` (njit) lists the pairs below a report
 distance, closest first. In a compiled caller (the model's evaluate kernel):
-``evaluate_pairs(W, H, pair_constants(pair_table, bound_table), near, pair_results(results))``.
+``evaluate_pairs(W, H, pair_constants(pair_table, bound_table), near, pair_results(results), moved)``.
 ``PairDistance.compute(world, near=None)`` wraps both for tests and the CLI.
 
 **Padding** (m, >= 0 per side): shape 1 grown by ``padding_1`` and shape 2 by ``padding_2``
@@ -25,7 +25,8 @@ spheres. A pair whose lower bound exceeds ``max(near, smallest distance known) +
 is not computed: ``exact`` is False for it, ``distance`` holds the lower bound, its witnesses are
 a reference point of each shape (a sphere/capsule's first end ``a``, a solid's bound centre) and
 its normal the unit vector between them (+z when they coincide). Every pair closer than ``near``
-and the smallest distance are then exactly those of computing every pair.
+and the smallest distance are then exactly those of computing every pair. A pair whose shapes did not
+move since the caller's results were written keeps its exact row (:func:`evaluate_pairs`).
 
 Bound data per shape (its local frame, metres): ``centre`` (box, cylinder, cone: the origin;
 hull: the HullSet's centre), ``outer`` (every point of the shape within it of the centre),
@@ -185,12 +186,17 @@ def bounds(s1, b1, s2, b2, with_upper):
 # ---------------------------------------------------------------------------------- evaluation
 
 @njit(cache=True, error_model="numpy")
-def evaluate_pairs(W, H, C, near, R):
+def evaluate_pairs(W, H, C, near, R, moved):
     """Every pair of ``C`` (:class:`PairConstants`) for the shapes ``W`` (hulls ``H``), into the
     caller's :class:`PairResults` ``R``. ``near`` (m): +inf computes every pair exactly; a
     finite value skips the pairs a lower bound proves farther (module docstring). Distances,
     bounds and witnesses include the pairs' padding. Returns the smallest distance (+inf for no
     pair).
+
+    ``moved (N,)``: the shapes that moved since ``R`` was last written (``to_world``). A pair
+    whose row of ``R`` is exact and whose two shapes did not move keeps that row: it is the
+    result of the same kernel on the same values, bit for bit (two bodies fixed in the world, a
+    robot holding still).
 
     Three passes over the pairs: the pairs always computed; the bounds of the others; those
     under the cutoff. The loop passes no array to any function but ``convex_pair`` (GJK pairs):
@@ -208,6 +214,11 @@ def evaluate_pairs(W, H, C, near, R):
             k1, k2 = C.shape_1[p], C.shape_2[p]
             bounded = C.boundable[p] and not all_exact
             if bounded == (phase == 0):
+                continue
+            if R.exact[p] and not (moved[k1] or moved[k2]):   # kept (counted once)
+                if phase < 2:
+                    known = min(known, distance[p])
+                    smallest = min(smallest, distance[p])
                 continue
             pad1, pad2 = C.padding_1[p], C.padding_2[p]
             exact_p = True
@@ -278,7 +289,7 @@ def _compute_entry(world, vertices, vertex_start, face_normal, face_offset, face
     H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
                    bound_radius, neighbor_start, neighbors)
     return evaluate_pairs(world_of(world), H, pair_constants(pairs, bound), near,
-                          pair_results(results))
+                          pair_results(results), np.ones(world.shape[0], np.int64))
 
 
 # -------------------------------------------------------------------------------- Python side

@@ -23,7 +23,7 @@ kernels take, since numba reference-counts every array passed to a function.
 :class:`LinkShapes` (constant, part of a Model) holds the same table with each shape in the
 frame of its body (``frame_index``); :func:`to_world` moves them all by the bodies' world
 poses into a :class:`WorldShapes` that the caller owns (one per Data). In a compiled caller:
-``to_world(Link(world_of(local_table), frame_index), body_R, body_t, world_of(world_table))``.
+``to_world(Link(world_of(local_table), frame_index), body_R, body_t, world_of(world_table), moved)``.
 """
 
 from __future__ import annotations
@@ -275,36 +275,49 @@ class Link(NamedTuple):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def to_world(link, body_R, body_t, out):
+def to_world(link, body_R, body_t, out, moved):
     """Move every shape of ``link`` (:class:`Link`) by its body's world pose ``body_R (B,3,3)``,
     ``body_t (B,3)`` (``x_world = R x_body + t``, metres) into ``out`` (:class:`World`, whose
-    ``kind``, ``radius``, ``half`` and ``hull_id`` are already those of ``link.local``)."""
+    ``kind``, ``radius``, ``half`` and ``hull_id`` are already those of ``link.local``).
+    ``moved (N,)`` (bool or int): 1 where a value written differs from the one it replaced (NaN
+    differs from everything), else 0: shape ``k`` is then bit for bit where it was."""
     L = link.local
     for k in range(L.kind.shape[0]):
         f = link.frame_index[k]
         kind = L.kind[k]
+        changed = False
         for i in range(3):
             R0, R1, R2, t = body_R[f, i, 0], body_R[f, i, 1], body_R[f, i, 2], body_t[f, i]
-            out.a[k, i] = R0 * L.a[k, 0] + R1 * L.a[k, 1] + R2 * L.a[k, 2] + t
-            out.b[k, i] = R0 * L.b[k, 0] + R1 * L.b[k, 1] + R2 * L.b[k, 2] + t
-            if kind == PLANE:
-                out.normal[k, i] = R0 * L.normal[k, 0] + R1 * L.normal[k, 1] + R2 * L.normal[k, 2]
-            elif kind != SPHERE and kind != CAPSULE:
+            if kind == PLANE:   # its a and b follow from normal and offset, below
+                n = R0 * L.normal[k, 0] + R1 * L.normal[k, 1] + R2 * L.normal[k, 2]
+                changed = changed or not n == out.normal[k, i]
+                out.normal[k, i] = n
+                continue
+            a = R0 * L.a[k, 0] + R1 * L.a[k, 1] + R2 * L.a[k, 2] + t
+            b = R0 * L.b[k, 0] + R1 * L.b[k, 1] + R2 * L.b[k, 2] + t
+            changed = changed or not (a == out.a[k, i] and b == out.b[k, i])
+            out.a[k, i], out.b[k, i] = a, b
+            if kind != SPHERE and kind != CAPSULE:
                 for j in range(3):
-                    out.rot[k, i, j] = R0 * L.rot[k, 0, j] + R1 * L.rot[k, 1, j] + R2 * L.rot[k, 2, j]
+                    r = R0 * L.rot[k, 0, j] + R1 * L.rot[k, 1, j] + R2 * L.rot[k, 2, j]
+                    changed = changed or not r == out.rot[k, i, j]
+                    out.rot[k, i, j] = r
         if kind == PLANE:   # offset and the point offset * normal in the world frame
             off = L.offset[k]
             for i in range(3):
                 off += out.normal[k, i] * body_t[f, i]
+            changed = changed or not off == out.offset[k]
             out.offset[k] = off
             for i in range(3):
                 out.a[k, i] = off * out.normal[k, i]
                 out.b[k, i] = out.a[k, i]
+        moved[k] = changed
 
 
 @njit(cache=True, error_model="numpy")
 def _to_world_entry(local, frame_index, body_R, body_t, out):
-    to_world(Link(world_of(local), frame_index), body_R, body_t, world_of(out))
+    to_world(Link(world_of(local), frame_index), body_R, body_t, world_of(out),
+             np.empty(local.shape[0], np.int64))
 
 
 class LinkShapes:

@@ -16,7 +16,8 @@ Data buffer: ``joints`` (``JOINT_STATE_DTYPE``), ``files`` and ``bodies`` (``POS
 (:data:`~ambf_collision.geometry.pairs.PAIR_RESULT_DTYPE`), ``contact_index (P,)``;
 ``contacts`` (:data:`~ambf_collision.model.jacobians.CONTACT_DTYPE`, row r = the r-th contact)
 and ``jacobians (P*J,)`` (row r of ``(P, J)``: the r-th contact's distance Jacobian,
-``jacobians.py``).
+``jacobians.py``); ``shape_moved (N,)`` (1 where shape k moved in the last evaluation:
+``to_world``; the pairs of two unmoved shapes keep their exact results, ``evaluate_pairs``).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ MODEL_TABLES = ("joints", "bodies", "couplings", "closure_joints", "shapes", "sh
                 "bounds", "pairs") + Hulls._fields + ("pair_bodies", "pair_environment")
 """The Model buffer's tables, in order."""
 DATA_TABLES = ("joints", "files", "bodies", "closure_residuals", "world", "results",
-               "contact_index", "contacts", "jacobians")
+               "contact_index", "contacts", "jacobians", "shape_moved")
 """The Data buffer's tables, in order."""
 
 
@@ -66,9 +67,9 @@ def model_tables(model):
 
 @njit(cache=True, inline="always")
 def data_tables(data):
-    """``(D, velocity, W, R, contact_index, contacts, jacobians)``: the kinematics buffers, the
-    joint velocities, the world shapes, the pair results, the contact index, the contacts'
-    table and Jacobians of a Data buffer."""
+    """``(D, velocity, W, R, contact_index, contacts, jacobians, moved)``: the kinematics
+    buffers, the joint velocities, the world shapes, the pair results, the contact index, the
+    contacts' table and Jacobians, and which shapes moved, of a Data buffer."""
     h = header_of(data)
     joints = records(data, h, 0, JOINT_STATE_DTYPE)
     D = kinematics_buffers(joints, records(data, h, 1, POSE_DTYPE),
@@ -76,7 +77,8 @@ def data_tables(data):
     W = world_of(records(data, h, 4, SHAPE_DTYPE))
     return (D, joints.velocity, W,
             pair_results(records(data, h, 5, PAIR_RESULT_DTYPE)), int_vector(data, h, 6),
-            contact_rows(records(data, h, 7, CONTACT_DTYPE)), float_vector(data, h, 8))
+            contact_rows(records(data, h, 7, CONTACT_DTYPE)), float_vector(data, h, 8),
+            int_vector(data, h, 9))
 
 
 @njit(cache=True)
@@ -89,10 +91,10 @@ def evaluate_model(model, data, near, report_distance, environment_report_distan
     in body frames (``jacobians.py``). Returns ``(number of contacts, closest pair, its
     distance)`` (``-1, +inf`` without pairs)."""
     K, link, C, H, pair_bodies, pair_environment = model_tables(model)
-    D, velocity, W, R, contact_index, contacts, jacobians = data_tables(data)
+    D, velocity, W, R, contact_index, contacts, jacobians, moved = data_tables(data)
     forward_kinematics(K, D)
-    to_world(link, D.body_R, D.body_t, W)
-    evaluate_pairs(W, H, C, near, R)
+    to_world(link, D.body_R, D.body_t, W, moved)
+    evaluate_pairs(W, H, C, near, R, moved)
     closest, lowest = -1, math.inf
     for p in range(R.distance.shape[0]):
         if R.distance[p] < lowest or closest < 0:

@@ -100,7 +100,10 @@ class Data:
     Shapes and pairs: ``world`` (all shapes in world, this Data's own :class:`WorldShapes`);
     ``results`` (the pairs' table) and its fields ``distance (P,)``, ``point_1``, ``point_2``,
     ``normal``, ``position`` (P,3); ``exact (P,)`` bool: False where
-    ``evaluate(near_only=True)`` kept only a lower bound; ``contact_index (P,)``: its first
+    ``evaluate(near_only=True)`` kept only a lower bound (an exact row whose two shapes did not
+    move is kept by the next evaluation, bit for bit what recomputing it gives; setting
+    ``exact`` False makes it computed again); ``shape_moved (N,)``: 1 for the shapes the last
+    evaluation moved; ``contact_index (P,)``: its first
     entries are the last evaluation's contacts; per contact r (closest first): ``jacobians
     (P,J)`` row r, the distance Jacobian (m/rad or m/m, ``jacobians.py``), ``contacts`` row r
     (``distance_rate`` m/s, ``point_1_local``, ``point_2_local`` m, body frames).
@@ -116,9 +119,9 @@ class Data:
         self.buffer, views = pack([
             np.zeros(J, JOINT_STATE_DTYPE), files, np.zeros(len(model.body_names), POSE_DTYPE),
             np.zeros((K, 2)), model.link_shapes.local.table, np.zeros(P, PAIR_RESULT_DTYPE),
-            np.zeros(P, np.int64), np.zeros(P, CONTACT_DTYPE), np.zeros(P * J)])
+            np.zeros(P, np.int64), np.zeros(P, CONTACT_DTYPE), np.zeros(P * J), np.ones(N, np.int64)])
         self.tables = dict(zip(DATA_TABLES, views))
-        joints, files, bodies, residuals, world, results, contact_index, contacts, jac = views
+        joints, files, bodies, residuals, world, results, contact_index, contacts, jac, moved = views
         self.kinematics = k = KinematicsState(joints, files, bodies, residuals)
         self.q, self.velocity, self.file_R, self.file_t = k.q, k.velocity, k.file_R, k.file_t
         self.body_R, self.body_t, self.joint_R, self.joint_t = k.body_R, k.body_t, k.joint_R, k.joint_t
@@ -132,6 +135,7 @@ class Data:
         self.distance[...] = np.inf
         self.contact_index = contact_index
         self.contacts, self.jacobians = contacts, jac.reshape(P, J)
+        self.shape_moved = moved
         self.velocity_given = False  # set_joint_velocities was called
         self.name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
 

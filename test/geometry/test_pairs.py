@@ -2,6 +2,8 @@
 result on the moved shapes, the exact rational reference, coal; ``near`` keeps every contact and
 the minimum exactly (random scenes and the demo arm's trajectory) with hand-derived bounds."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -483,11 +485,12 @@ def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     from ambf_collision.geometry.world_shapes import Link, hull_arrays, make_hulls, to_world, world_of
 
     @njit
-    def kernel(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, order, env):
+    def kernel(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, order, env,
+               moved):
         W = world_of(out_world)
-        to_world(Link(world_of(local), frame_index), R, t, W)
+        to_world(Link(world_of(local), frame_index), R, t, W, moved)
         smallest = evaluate_pairs(W, make_hulls(*hull), pair_constants(pairs, bound), near,
-                                  pair_results(results))
+                                  pair_results(results), moved)
         return smallest, contact_order(results.distance, 0.1, 0.1, env, order)
 
     rng = np.random.default_rng(7)
@@ -504,9 +507,63 @@ def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     order = np.empty(len(pairs), np.int64)
     smallest, n_contacts = kernel(ls.local.table, ls.frame_index, tuple(hull_arrays(ls.hulls)),
                                   pd.pair_table, pd.bound_table, R, t, out.table, 0.05, res.table,
-                                  order, self_pairs(len(pairs)))
+                                  order, self_pairs(len(pairs)), np.ones(len(shapes), np.int64))
     for f in ("distance", "point_1", "point_2", "normal", "position", "exact"):
         assert np.array_equal(getattr(res, f), getattr(ref, f)), f
     assert smallest == ref.distance[ref.exact].min()
     close = np.flatnonzero(ref.distance < 0.1)
     assert order[:n_contacts].tolist() == close[np.argsort(ref.distance[close], kind="stable")].tolist()
+
+
+def test_pairs_of_unmoved_shapes_keep_their_exact_rows_bit_for_bit():
+    """evaluate_pairs keeps the row of a pair whose two shapes did not move (to_world's flags)
+    and computes the others. Oracle: PairDistance.compute on the same world, which computes every
+    pair; the flags: the shapes of the frame moved, by hand from frame_index. Near-only rows
+    (bounds) are recomputed, never kept."""
+    from numba import njit
+
+    from ambf_collision.geometry.pairs import evaluate_pairs, pair_constants, pair_results
+    from ambf_collision.geometry.world_shapes import Link, hull_arrays, make_hulls, to_world, world_of
+
+    @njit
+    def kernel(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, moved):
+        W = world_of(out_world)
+        to_world(Link(world_of(local), frame_index), R, t, W, moved)
+        return evaluate_pairs(W, make_hulls(*hull), pair_constants(pairs, bound), near,
+                              pair_results(results), moved)
+
+    rng = np.random.default_rng(11)
+    shapes = _mixed_scene(rng)
+    F = 3
+    frame_index = rng.integers(0, F, len(shapes))
+    ls = LinkShapes(shapes, frame_index)
+    pairs = [(i, j) for i in range(len(shapes)) for j in range(i + 1, len(shapes))
+             if not (isinstance(shapes[i], Plane) and isinstance(shapes[j], Plane))]
+    pd = PairDistance(ls, pairs)
+    hull = tuple(hull_arrays(ls.hulls))
+    out, res = ls.new_world(), PairResult(len(pairs))
+    moved = np.ones(len(shapes), np.int64)
+    R, t = quat_to_matrix(rng.normal(size=(F, 4))), rng.normal(scale=0.2, size=(F, 3))
+    for near in (math.inf, 0.05):
+        kernel(ls.local.table, ls.frame_index, hull, pd.pair_table, pd.bound_table, R, t,
+               out.table, near, res.table, moved)
+    for step in range(3):
+        R2, t2 = R.copy(), t.copy()
+        if step:   # frame `step` moves; step 0: nothing moves
+            R2[step] = quat_to_matrix(rng.normal(size=4))
+            t2[step] += rng.normal(scale=0.1, size=3)
+        for i, near in enumerate((math.inf, 0.05, math.inf)):   # moved on the first call only
+            before = res.table.copy()
+            kernel(ls.local.table, ls.frame_index, hull, pd.pair_table, pd.bound_table, R2, t2,
+                   out.table, near, res.table, moved)
+            assert np.array_equal(moved, (frame_index == step) & (step > 0) & (i == 0))
+            ref = pd.compute(ls.to_world(R2, t2))   # every pair exact
+            for f in ("distance", "point_1", "point_2", "normal", "position"):   # exact rows
+                assert np.array_equal(getattr(res, f)[res.exact], getattr(ref, f)[res.exact]), f
+            assert res.exact.all() or near < math.inf
+            assert np.all(res.distance[~res.exact] <= ref.distance[~res.exact])   # bounds
+            p1, p2 = np.array(pairs).T
+            kept = before["exact"] & ~moved[p1].astype(bool) & ~moved[p2].astype(bool)
+            for f in ("distance", "point_1", "point_2", "normal", "position", "exact"):
+                assert getattr(res, f)[kept].tobytes() == before[f][kept].tobytes(), f
+        R, t = R2, t2

@@ -402,3 +402,45 @@ def test_closure_residuals_and_couplings_in_the_model():
     assert r.open_loops() == [("/psm_like/pitchfrontlink-pitchbottomlink", r.closure_residuals[0, 0], 0.0)]
     free.set_joint_positions(d, ["yaw link-pitch front link"], [0.6 + 0.016])  # chord 4.8 mm: closed
     assert free.evaluate(d).open_loops() == []
+
+
+def test_a_data_along_a_trajectory_equals_a_fresh_data_at_every_pose():
+    """Pairs of two shapes that did not move keep their exact rows (evaluate_pairs): the demo
+    arm's base, floor and table are fixed in the world, so after the first evaluation their
+    pairs are kept while the arm moves. Oracle: a new Data per pose (nothing to keep), compared
+    bit for bit, with and without near_only; the moved flags by hand (the demo file: base, floor
+    and table have no parent joint); a root pose moves every shape."""
+    from ambf_collision.demo.trajectory import JOINT_NAMES, PERIOD, demo_joint_array
+
+    model = Model.from_files([REPO / "examples" / "demo" / "demo_arm.yaml"])
+    fixed = {"base", "floor", "table"}
+    fixed_shapes = np.array([model.body_names[b].rsplit("/", 1)[-1] in fixed for b in model.shape_body])
+    assert fixed_shapes.sum() == 3
+    data = model.create_data()
+    fields = ("distance", "point_1", "point_2", "normal", "position", "exact")
+    shift = (rpy_to_matrix(0.0, 0.0, 0.3), np.array([0.2, -0.1, 0.05]))
+    arm_moved = 0
+    for i, t in enumerate(np.linspace(0.0, PERIOD, 60)):
+        near_only = i % 3 == 1
+        roots = [shift] if i == 40 else None
+        model.set_joint_positions(data, JOINT_NAMES, demo_joint_array(t))
+        r = model.evaluate(data, root_poses=roots, near_only=near_only)
+        fresh = model.create_data()
+        if i >= 40:
+            model.set_root_poses(fresh, [shift])
+        model.set_joint_positions(fresh, JOINT_NAMES, demo_joint_array(t))
+        f = model.evaluate(fresh, near_only=near_only)
+        exact = data.exact & fresh.exact   # a kept row can be exact where a fresh one is a bound
+        for name in fields[:-1]:
+            assert getattr(data, name)[exact].tobytes() == getattr(fresh, name)[exact].tobytes(), name
+        assert np.all(data.distance[~data.exact] <= fresh.distance[~data.exact])
+        assert (r.min_distance, r.closest) == (f.min_distance, f.closest)
+        assert [c.to_json() for c in r.contacts] == [c.to_json() for c in f.contacts]
+        assert r.jacobians.tobytes() == f.jacobians.tobytes()
+        moved = data.shape_moved.astype(bool)
+        if i == 40:
+            assert moved.all()
+        elif i > 0:   # (the first evaluation computes every pair: no row is exact yet)
+            assert not moved[fixed_shapes].any()
+            arm_moved += bool(moved[~fixed_shapes].any())
+    assert arm_moved > 40   # the script holds still now and then
