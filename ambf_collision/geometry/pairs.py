@@ -17,8 +17,10 @@ padding), the witnesses move along the normal, ``p1 + padding_1 n`` and ``p2 - p
 the normal stays. Bounds drop by the same amount.
 
 ``near`` (m): only pairs that may be closer than ``near`` or than the smallest pair distance
-need exact values. Pairs of two spheres/capsules and pairs with a plane are always computed
-(they cost about as much as a bound). Every other pair first gets a conservative lower bound:
+need exact values. The pairs of closed-form kernels (two spheres/capsules, a sphere/capsule
+with a box, cylinder or cone, anything with a plane) are always computed: they cost about as
+much as a bound. The pairs that need GJK/EPA (a hull with a sphere, capsule or solid; two
+solids) first get a conservative lower bound:
 the gap between one shape and the other's bounding box in that shape's frame (slab gaps along
 its axes), and, when no pair was computed exactly yet, the distance between the centres' bounding
 spheres. A pair whose lower bound exceeds ``max(near, smallest distance known) + BOUND_MARGIN``
@@ -55,7 +57,7 @@ __all__ = ["PAIR_DTYPE", "BOUND_DTYPE", "PAIR_RESULT_DTYPE", "PairConstants", "P
 PAIR_DTYPE = np.dtype([
     ("shape_1", np.int64),      # shape index of the pair's first shape
     ("shape_2", np.int64),      # shape index of its second shape
-    ("boundable", np.bool_),    # a lower bound may skip it (not two spheres/capsules, no plane)
+    ("boundable", np.bool_),    # a lower bound may skip it (a GJK/EPA pair: module docstring)
     ("padding_1", np.float64),  # m: shape 1 grown by this ball (module docstring)
     ("padding_2", np.float64),  # m: shape 2 grown by this ball
 ], align=True)
@@ -365,7 +367,8 @@ class PairDistance:
         self.pairs.flags.writeable = False
         table = np.zeros(len(pairs), PAIR_DTYPE)
         table["shape_1"], table["shape_2"] = pairs[:, 0], pairs[:, 1]
-        table["boundable"] = ~((k1 <= CAPSULE) & (k2 <= CAPSULE)) & (k1 != PLANE) & (k2 != PLANE)
+        needs_gjk = ((k1 > CAPSULE) & (k2 > CAPSULE)) | (k1 == CONVEX) | (k2 == CONVEX)
+        table["boundable"] = needs_gjk & (k1 != PLANE) & (k2 != PLANE)
         table["padding_1"], table["padding_2"] = pad[pairs[:, 0]], pad[pairs[:, 1]]
         bound = np.zeros(n, BOUND_DTYPE)
         bound["centre"], bound["outer"], bound["inner"], bound["slab"] = bound_data(src, self.hulls)

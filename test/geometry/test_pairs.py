@@ -251,33 +251,37 @@ def test_near_keeps_contacts_and_minimum_exact(seed, near):
 
 def test_near_bounds_hand_derived():
     """Capsule r=0.1 along x at height 1 over a unit box (half 0.5) at the origin: exact
-    distance 0.4 (hand-derived), computed. A cylinder r=0.2, h=0.4 at x=3: exact distance
-    from the capsule end (1,0,1) to the top rim point (2.8,0,0.2), sqrt(1.8^2 + 0.8^2) - 0.1;
-    bounded when another pair is closer, by max(slab gap along x 2.8 - 1 - 0.1 = 1.7,
-    centre sphere sqrt(5) - 0.1 - sqrt(0.2^2 + 0.2^2) = 1.853...); computed when it is the
-    closest pair."""
-    shapes = [Capsule([-1, 0, 1], [1, 0, 1], 0.1), Box([1, 1, 1]), Cylinder(0.2, 0.4, [3, 0, 0])]
+    distance 0.4 (hand-derived), computed (a closed-form pair: never bounded). A cube hull of half
+    extent 0.2 at x=3 (a GJK pair): exact distance from the capsule end (1,0,1) to the top edge
+    point (2.8,0,0.2), sqrt(1.8^2 + 0.8^2) - 0.1; bounded when another pair is closer, by
+    max(slab gap along x 2.8 - 1 - 0.1 = 1.7, centre sphere sqrt(5) - 0.1 - sqrt(3 * 0.2^2) =
+    1.790...); computed when it is the closest pair."""
+    cube = [[x, y, z] for x in (-.2, .2) for y in (-.2, .2) for z in (-.2, .2)]
+    shapes = [Capsule([-1, 0, 1], [1, 0, 1], 0.1), Box([1, 1, 1]), ConvexHull(cube, [3, 0, 0])]
     ls = LinkShapes(shapes, [0, 0, 0])
     pd = PairDistance(ls, [(0, 1), (0, 2)])
     w = ls.to_world(np.eye(3)[None], np.zeros((1, 3)))
+    # the box pair is computed first, so the sphere bound is not needed: the hull pair is bounded
+    # by its box-axis gap alone, 1.7 (hand-derived above)
     res = pd.compute(w, 0.05)
     assert res.distance[0] == pytest.approx(0.4, abs=1e-15) and res.exact[0]
-    assert not res.exact[1]
-    assert res.distance[1] == pytest.approx(np.sqrt(5) - 0.1 - np.sqrt(0.08), abs=1e-15)
+    assert not res.exact[1] and res.distance[1] == pytest.approx(1.7, abs=1e-15)
     np.testing.assert_allclose(res.point_1[1], [-1, 0, 1], atol=1e-15)  # capsule's first end
-    np.testing.assert_allclose(res.point_2[1], [3, 0, 0], atol=1e-15)   # cylinder centre
+    np.testing.assert_allclose(res.point_2[1], [3, 0, 0], atol=1e-15)   # the hull's centre
     np.testing.assert_allclose(res.normal[1], np.array([4, 0, -1]) / np.sqrt(17), atol=1e-15)
-    # with an exact pair in the list (a sphere pair at 0.5 m), the sphere bound is not needed:
-    # the cylinder pair is bounded by its box-axis gap alone, 1.7 (hand-derived above)
-    shapes2 = shapes + [Sphere([0, 5, 0], 0.1), Sphere([0, 5.7, 0], 0.1)]
-    ls2 = LinkShapes(shapes2, [0] * 5)
-    r2 = PairDistance(ls2, [(0, 1), (0, 2), (3, 4)]).compute(ls2.to_world(np.eye(3)[None], np.zeros((1, 3))), 0.05)
-    assert r2.exact.tolist() == [True, False, True]
-    assert r2.distance[1] == pytest.approx(1.7, abs=1e-15) and r2.distance[2] == pytest.approx(0.5, abs=1e-15)
+    # with only GJK pairs, nothing is exact before the bounds: they add the centre spheres. A
+    # second cube hull at (0, 0, 1.5) is 0.3 - 0.1 = 0.2 from the capsule (computed); the far
+    # one is bounded by the centre sphere, sqrt(5) - 0.1 - sqrt(3 * 0.2^2)
+    shapes2 = shapes + [ConvexHull(cube, [0, 0, 1.5])]
+    ls2 = LinkShapes(shapes2, [0] * 4)
+    r2 = PairDistance(ls2, [(0, 2), (0, 3)]).compute(ls2.to_world(np.eye(3)[None], np.zeros((1, 3))), 0.05)
+    assert r2.exact.tolist() == [False, True]
+    assert r2.distance[0] == pytest.approx(np.sqrt(5) - 0.1 - np.sqrt(0.12), abs=1e-15)
+    assert r2.distance[1] == pytest.approx(0.2, abs=1e-15)
     exact = pd.compute(w)
     assert exact.exact.all()
     assert exact.distance[1] == pytest.approx(np.sqrt(1.8 ** 2 + 0.8 ** 2) - 0.1, abs=1e-14)
-    # the same cylinder pair alone: it is the closest pair, so it is computed exactly
+    # the same hull pair alone: it is the closest pair, so it is computed exactly
     only = PairDistance(ls, [(0, 2)])
     r = only.compute(w, 0.05)
     assert r.exact.all() and r.distance[0] == exact.distance[1]
@@ -285,7 +289,8 @@ def test_near_bounds_hand_derived():
 
 def test_near_degenerate_capsules_are_exact_when_touching():
     """A zero-length capsule at a box's centre, a capsule through a cylinder's axis and a
-    capsule crossing a cone's apex: all penetrate, so all are computed (coal semantics)."""
+    capsule crossing a cone's apex: all penetrate, so all are computed (coal semantics); a far
+    capsule-cylinder pair too (closed form: never bounded)."""
     shapes = [Sphere([0, 0, 0], 0.05), Box([.2, .2, .2]),
               Capsule([0, 0, -1], [0, 0, 1], 0.01), Cylinder(0.1, 0.3, [2, 0, 0]),
               Capsule([2, 0, 0], [2, 0, 0], 0.0)]
@@ -294,8 +299,8 @@ def test_near_degenerate_capsules_are_exact_when_touching():
     pd, full = PairDistance(ls, pairs), PairDistance(ls, pairs)
     w = ls.to_world(np.eye(3)[None], np.zeros((1, 3)))
     res, ref = pd.compute(w, 0.0), full.compute(w)
-    assert res.exact[:3].all() and not res.exact[3]
-    assert np.array_equal(res.distance[:3], ref.distance[:3])
+    assert res.exact.all() and res.distance[3] > 0.5
+    assert np.array_equal(res.distance, ref.distance)
     assert res.distance[0] == pytest.approx(-0.15, abs=1e-15)   # 0.1 half extent + 0.05
     assert res.distance[2] == pytest.approx(-0.1, abs=1e-15)    # point at the axis, r = 0.1
 
