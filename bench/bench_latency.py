@@ -389,11 +389,12 @@ def measure(target: str, domain: int, rates: list[float], seconds: float, case: 
         marks0 = 0
         for rate, sent, cpu0, cpu1, t0, t1, got, own, marks in windows:
             lat = np.array([(got[s] - s) * 1e-6 for s in sent if s in got])
-            # coalesced joint states from the last /diagnostics before the window's warm-up to
-            # the first after its drain (cumulative counts; warm-up included)
-            before = [c for c in rx.counts if c[0] <= t0 - WARM]
+            # coalesced joint states from the last /diagnostics before the window's warm-up (0
+            # before the first: the node starts afresh for each pose) to the first after its
+            # drain (cumulative counts; warm-up included)
+            before = [c[2] for c in rx.counts if c[0] <= t0 - WARM] or [0]
             after = [c for c in rx.counts if c[0] >= t1 + DRAIN]
-            coalesced = (after[0][2] - before[-1][2]) if before and after else -1
+            coalesced = (after[0][2] - before[-1]) if after else -1
             # /diagnostics in the window, less the first (its period began before the window)
             diag = [d[1:] for d in rx.diag if t0 <= d[0] <= t1 + DRAIN]
             diag = np.array(diag[1:] or diag or [(np.nan,) * 3])

@@ -91,6 +91,9 @@ class JointStateMerger:
         self.last_error = ""
         self.last_code = ""
         self._names_cache: dict = {}
+        # what never_received and age computed, until received or joint_stamps change (the
+        # monitor asks several times per cycle)
+        self._derived: dict = {}
 
     # -- queries -----------------------------------------------------------------------------
     @property
@@ -104,17 +107,23 @@ class JointStateMerger:
 
     def never_received(self, among=None) -> list:
         """Names of the joints never received (only those where ``among (J,)`` is true)."""
-        mask = ~self.received if among is None else np.asarray(among, bool) & ~self.received
-        return self.names_where(mask)
+        key = None if among is None else np.asarray(among, bool).tobytes()
+        names = self._derived.get(key)
+        if names is None:
+            mask = ~self.received if among is None else np.asarray(among, bool) & ~self.received
+            names = self._derived[key] = self.names_where(mask)
+        return list(names)
 
     def age(self, now: float) -> float:
         """Seconds since the oldest stamp of the received joints (+inf when none was received;
         never negative). Per-joint stamps make a stopped partial publisher visible even while
         others keep publishing."""
-        if not self.received.any():
-            return math.inf
-        oldest = float(self.joint_stamps[self.received].min())
-        return max(0.0, now - oldest)
+        oldest = self._derived.get("oldest")
+        if oldest is None:
+            rec = self.received
+            oldest = self._derived["oldest"] = (float(self.joint_stamps[rec].min())
+                                                if rec.any() else math.inf)
+        return math.inf if oldest == math.inf else max(0.0, now - oldest)
 
     # -- validation --------------------------------------------------------------------------
     def _name_checks(self, names: tuple, source: int):
@@ -223,6 +232,7 @@ class JointStateMerger:
         self.positions[idx] = values
         self.joint_stamps[idx] = stamp
         self.received[idx] = True
+        self._derived.clear()
         self.stamp = stamp
         self.arrival = float(now)
         self.good_count += 1
@@ -265,6 +275,7 @@ class JointStateMerger:
         message) become ``now``, so ages count from the jump, not from a time now in the
         future."""
         self.joint_stamps[self.received] = now
+        self._derived.clear()
         if self.good_count:
             self.stamp = float(now)
             self.arrival = float(now)
@@ -280,4 +291,5 @@ class JointStateMerger:
                 self.positions[i] = old.positions[j]
                 self.joint_stamps[i] = old.joint_stamps[j]
                 self.received[i] = True
+        self._derived.clear()
         self.stamp, self.arrival, self.good_count = old.stamp, old.arrival, old.good_count

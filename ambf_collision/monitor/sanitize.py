@@ -113,13 +113,16 @@ def sanitize_probes(pr) -> int:
     +inf means "beyond range" and is legal) gets zeros in those fields, ``distance`` +inf and
     ``in_contact`` False. A non-finite patch value (:data:`PATCH_FIELDS`) is zeroed. When the
     result names the few buffers its float fields are views of (``finite_buffers``), those are
-    tested first: the usual all-finite cycle costs one test per buffer.
+    tested first: the usual all-finite cycle costs one sum per buffer.
     """
     buffers = getattr(pr, "finite_buffers", None)
     distance = getattr(pr, "distance", None)
     has_distance = isinstance(distance, np.ndarray) and distance.ndim == 1
-    if buffers and all(np.isfinite(b).all() for b in buffers):
-        if not has_distance or not (np.isnan(distance).any() or (distance == -np.inf).any()):
+    # a finite sum has finite terms (a sum that overflows only sends a finite buffer the long
+    # way); NaN propagates through the minimum, and -inf is the minimum when present
+    if buffers and all(math.isfinite(np.add.reduce(b, axis=None)) for b in buffers):
+        lo = float(np.minimum.reduce(distance)) if has_distance and distance.size else 0.0
+        if lo == lo and lo != -math.inf:
             return 0
     patches = 0
     for _, arr in _arrays(pr, PATCH_FIELDS):

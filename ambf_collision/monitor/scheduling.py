@@ -25,15 +25,22 @@ class RateLimiter:
     states get no output of their own; the newest is always evaluated); none is dropped.
 
     ``account(seconds)``: the caller reports how long the cycle marked last took (evaluation and
-    publishing); the next one is allowed no earlier than ``seconds / MAX_BUSY_FRACTION`` after
-    that cycle began. When evaluations cost more than the input's period allows (a slow or
-    loaded machine), joint states then coalesce instead of queueing without bound in front of the
-    evaluation, and the rest of the time stays free for joint-state intake, timers and services.
+    publishing). A second bucket holds busy time: it fills at :attr:`MAX_BUSY_FRACTION` seconds
+    per second up to :attr:`busy_capacity` (that share of :attr:`BUSY_WINDOW`) and each cycle
+    takes its duration from it; a cycle may begin while the bucket is not in debt. So a burst
+    after a stall (joint states that queued while the node or the machine was busy elsewhere) is
+    answered message by message for up to ``busy_capacity / (1 - MAX_BUSY_FRACTION)`` seconds of
+    back-to-back work, while over any longer time the share spent evaluating stays under
+    ``MAX_BUSY_FRACTION`` (plus one bucket and one cycle). When evaluations cost more than the
+    input's period allows (a slow or loaded machine), joint states then coalesce instead of
+    queueing without bound in front of the evaluation, and the rest of the time stays free for
+    joint-state intake, timers and services.
     """
 
     TOLERANCE = 1e-6  # s: clock rounding allowed when comparing with a slot
     BURST_WINDOW = 0.01  # s of evaluations at max_rate that may run back to back (>= 2)
     MAX_BUSY_FRACTION = 0.8  # largest share of the time spent in evaluation cycles
+    BUSY_WINDOW = 0.05  # s: the busy bucket holds MAX_BUSY_FRACTION of this (40 ms of cycles)
 
     def __init__(self, max_rate: float = 0.0):
         self.pending = False
@@ -68,7 +75,20 @@ class RateLimiter:
         """When the next evaluation is allowed (s): a whole token and the busy budget."""
         token_time = (self._tokens_time + (1.0 - self._tokens_at) * self._period
                       if self._period and self._tokens_at < 1.0 else -math.inf)
-        return max(token_time, self._busy_until)
+        busy_time = (self._busy_time - self._busy_at / self.MAX_BUSY_FRACTION
+                     if self._busy_at < 0.0 else -math.inf)
+        return max(token_time, busy_time)
+
+    @property
+    def busy_capacity(self) -> float:
+        """Seconds of cycles the busy bucket holds when full."""
+        return self.MAX_BUSY_FRACTION * self.BUSY_WINDOW
+
+    def busy_credit(self, now: float) -> float:
+        """Seconds of cycles the busy bucket holds at ``now`` (negative: in debt, no cycle may
+        begin)."""
+        return min(self.busy_capacity,
+                   self._busy_at + (now - self._busy_time) * self.MAX_BUSY_FRACTION)
 
     def request(self, now: float) -> None:
         """Ask for an evaluation at ``now`` (coalesces with one already pending)."""
@@ -94,19 +114,23 @@ class RateLimiter:
         if math.isfinite(tokens):
             self._tokens_at = max(tokens, 1.0) - 1.0
             self._tokens_time = float(now)
+        if now > self._busy_time:
+            self._busy_at = self.busy_credit(now)
+            self._busy_time = float(now)
         self._last = float(now)
 
     def account(self, seconds: float) -> None:
         """The cycle marked last took ``seconds`` (wall time of evaluation and publishing)."""
         if seconds > 0.0 and math.isfinite(seconds):
-            self._busy_until = self._last + seconds / self.MAX_BUSY_FRACTION
+            self._busy_at -= seconds
 
     def reset(self) -> None:
-        """Forget the past evaluations (the clock jumped back): a full bucket, no busy time;
-        a pending request stays."""
+        """Forget the past evaluations (the clock jumped back): full buckets; a pending
+        request stays."""
         self._tokens_at = self.burst
         self._tokens_time = -math.inf
-        self._busy_until = -math.inf
+        self._busy_at = self.busy_capacity
+        self._busy_time = -math.inf
         self._last = -math.inf
 
 

@@ -14,7 +14,7 @@ from geometry_msgs.msg import Point, Vector3
 from ambf_collision.msg import PatchState, ProbeArray, ProbeState
 from ambf_collision.ros.cdr import HEAD, U32, align, cdr_string, finite_rows
 
-__all__ = ["ProbeArrayWriter", "ProbeArraySerializer", "patch_values"]
+__all__ = ["ProbeArrayWriter", "ProbeArraySerializer", "patch_arrays", "patch_values"]
 
 _SLOTS = all(f"_{k}" in ProbeState.__slots__ for k in
              ("in_contact", "depth", "area", "distance", "touching_body")) and all(
@@ -103,30 +103,42 @@ class ProbeArrayWriter:
         return m
 
 
+def patch_arrays(pr, q: int, out: np.ndarray) -> np.ndarray:
+    """Writes into ``out (q, 10)`` the area, force (3), force_body (3) and torque_body (3) of the
+    first ``q`` patches of a probe result (non-finite -> 0) and returns their ``in_contact``
+    counts ``(q,)`` (int64, clamped to uint32); zeros where ``pr`` has no patch arrays of
+    that shape."""
+    counts = None
+    try:
+        parts = (np.reshape(pr.patch_area, (-1, 1)), pr.patch_force, pr.patch_force_body,
+                 pr.patch_torque_body)
+        if all(len(a) == q for a in parts):  # a probe result's own arrays
+            np.concatenate(parts, axis=1, out=out)
+        else:
+            values = np.hstack(parts)[:q]
+            if values.shape == out.shape:
+                out[...] = values
+            else:
+                parts = None
+        counts = np.asarray(pr.patch_in_contact, np.int64)[:q]
+    except (AttributeError, ValueError, TypeError):
+        parts = None
+    if parts is None or counts is None or len(counts) != q:
+        out[...] = 0.0
+        return np.zeros(q, np.int64)
+    if not np.isfinite(out).all():
+        out[~np.isfinite(out)] = 0.0
+    return np.minimum(np.maximum(counts, 0), 2**32 - 1)
+
+
 def patch_values(pr, q: int) -> list:
     """``[(in_contact count, [area, force (3), force_body (3), torque_body (3)])]`` of the
-    first ``q`` patches of a probe result (non-finite -> 0; zeros where ``pr`` has no patch
-    arrays)."""
+    first ``q`` patches of a probe result, as :func:`patch_arrays` gives them."""
     if q == 0:
         return []
-    try:
-        values = np.hstack((np.reshape(pr.patch_area, (-1, 1)), pr.patch_force,
-                            pr.patch_force_body, pr.patch_torque_body))[:q].astype(float)
-        counts = np.asarray(pr.patch_in_contact, np.int64)[:q].tolist()
-    except (AttributeError, ValueError):
-        values, counts = np.zeros((0, 10)), []
-    if values.shape != (q, 10) or len(counts) != q:
-        values, counts = np.zeros((q, 10)), [0] * q
-    if not np.isfinite(values).all():
-        values[~np.isfinite(values)] = 0.0
-    return [(max(0, min(int(c), 2**32 - 1)), v) for c, v in zip(counts, values.tolist())]
-
-
-
-
-
-
-
+    values = np.empty((q, 10))
+    counts = patch_arrays(pr, q, values)
+    return list(zip(counts.tolist(), values.tolist()))
 
 
 def _ragged_arange(lengths: np.ndarray) -> np.ndarray:
@@ -149,7 +161,7 @@ class ProbeArraySerializer:
     Values are sanitised as :class:`ProbeArrayWriter` does (non-finite -> 0, distance NaN or
     -inf -> +inf). ``names``, ``bodies``: per probe; ``body_names``: the model's bodies;
     ``patches``: ``(name, body)`` per patch (as :class:`ProbeArrayWriter`), appended after the
-    probes (a few per robot: written per cycle with ``struct``).
+    probes (a few per robot: laid out with the probes, their values written in place).
     """
 
     ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR_LE
@@ -190,6 +202,7 @@ class ProbeArraySerializer:
         self._touching = None  # touching-body indices of the current layout
         self._touching_key = None  # their bytes
         self._vals = np.empty((15, n))  # per field row (contiguous writes), record order
+        self._patch_vals = np.empty((len(self._patch_names), 10))  # per patch: area, 3 Vector3
         self._ar9, self._ar6 = np.arange(9), np.arange(6)
 
     def _layout(self, touching: np.ndarray) -> None:
@@ -197,20 +210,24 @@ class ProbeArraySerializer:
         tb_len = self._tb_len[touching]
         rec = self._b_off + 72 + tb_len + 48
         starts = self._first + np.concatenate(([0], np.cumsum(rec)[:-1])).astype(np.int64)
-        total = int(starts[-1] + rec[-1]) if n else self._first
+        end = int(starts[-1] + rec[-1]) if n else self._first  # of the probes
+        patches, count_off, value_off = self._patch_layout(end)
+        total = end + len(patches)
         # raw[8 + x] is body byte x, so body offsets that are multiples of 8 are 8-aligned
         self._raw = raw = np.zeros(8 + align(total, 8), np.uint8)
         raw[4:8] = np.frombuffer(self.ENCAPSULATION, np.uint8)
         raw[8:8 + len(self._head)] = self._head
+        raw[8 + end:8 + total] = np.frombuffer(patches, np.uint8)
         self._bytes = raw[4:8 + total]
+        self._f64 = raw[8:].view(np.float64)
+        self._u32 = raw.view(np.uint32)
+        self._patch_idx = (count_off + 8) // 4, value_off[:, None] // 8 + np.arange(10)
         if n:
             raw[8 + np.repeat(starts, self._pref_len) + self._pref_local] = self._pref
             local = _ragged_arange(tb_len)
             c_off = starts + self._b_off + 72
             raw[8 + np.repeat(c_off, tb_len) + local] = self._tb[
                 np.repeat(self._tb_start[touching], tb_len) + local]
-            f64 = raw[8:].view(np.float64)
-            self._f64 = f64
             b_idx = (starts + self._b_off) // 8
             d_idx = (c_off + tb_len) // 8
             # (15, n) targets of the rows of _vals: the record's values in order, but distance
@@ -220,6 +237,26 @@ class ProbeArraySerializer:
                  b_idx[:, None] + 8), axis=1).T)
             self._ic = 8 + starts + self._ic_off
         self._touching = touching.copy()
+
+    def _patch_layout(self, start: int):
+        """The ``patches`` sequence starting at body offset ``start``, its values zero:
+        ``(bytes, body offsets of the in_contact counts (q,), of the first float64 of each
+        patch (q,))``. Layout: uint32 count, then per patch name, body (4-aligned strings),
+        in_contact (uint32), area and the three Vector3 (8-aligned float64)."""
+        b = bytearray(bytes(-start % 4))
+        b += U32.pack(len(self._patch_names))
+        counts, values = [], []
+        for name, body in self._patch_names:
+            for part in (name, body):
+                b += bytes(-(start + len(b)) % 4)
+                b += part
+            b += bytes(-(start + len(b)) % 4)
+            counts.append(start + len(b))
+            b += bytes(4)
+            b += bytes(-(start + len(b)) % 8)
+            values.append(start + len(b))
+            b += bytes(_PATCH_VALUES.size)
+        return bytes(b), np.array(counts, np.int64), np.array(values, np.int64)
 
     def serialize(self, status: int, stamp: Time, pr) -> bytes:
         """The serialized ``ProbeArray`` of ``pr`` (a ``probes.ProbeResult`` for the same
@@ -250,24 +287,11 @@ class ProbeArraySerializer:
                 d[np.isnan(d) | (d == -np.inf)] = np.inf
             self._f64[self._idx] = v
             raw[self._ic] = np.asarray(pr.in_contact, bool)
-        return self._bytes.tobytes() + self._patches(len(self._bytes) - 4, pr)
-
-    def _patches(self, start: int, pr) -> bytes:
-        """The ``patches`` sequence starting at body offset ``start``: uint32 count, then per
-        patch name, body (4-aligned strings), in_contact (uint32), area and the three
-        Vector3 (8-aligned float64)."""
-        b = bytearray(bytes(-start % 4))
-        b += U32.pack(len(self._patch_names))
-        for (name, body), (count, values) in zip(self._patch_names,
-                                                 patch_values(pr, len(self._patch_names))):
-            for part in (name, body):
-                b += bytes(-(start + len(b)) % 4)
-                b += part
-            b += bytes(-(start + len(b)) % 4)
-            b += U32.pack(count)
-            b += bytes(-(start + len(b)) % 8)
-            b += _PATCH_VALUES.pack(*values)
-        return bytes(b)
+        if len(self._patch_vals):
+            counts_at, values_at = self._patch_idx
+            self._u32[counts_at] = patch_arrays(pr, len(self._patch_vals), self._patch_vals)
+            self._f64[values_at] = self._patch_vals
+        return self._bytes.tobytes()
 
     def matches(self, writer: "ProbeArrayWriter") -> bool:
         """True when bytes from this serializer deserialize (with the middleware's own

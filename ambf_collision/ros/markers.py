@@ -139,7 +139,25 @@ def _pt(x) -> Point:
 
 
 def _finite(a, fill=0.0):
-    return np.nan_to_num(np.asarray(a, dtype=float), nan=fill, posinf=fill, neginf=fill)
+    """``a`` as floats with every non-finite value replaced by ``fill`` (``a`` itself when it
+    is all finite: read it, do not write it)."""
+    a = np.asarray(a, dtype=float)
+    finite = np.isfinite(a)
+    return a if finite.all() else np.where(finite, a, fill)
+
+
+def _contact_marker_pair(lifetime: Duration) -> tuple:
+    """The ARROW and SPHERE_LIST of one contact with what every contact shares (type, action,
+    lifetime, orientation, scale, opacity); :meth:`MarkerBuilder.contact_markers` sets the
+    rest on every use."""
+    arrow = Marker(type=Marker.ARROW, action=Marker.ADD, lifetime=lifetime)
+    arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.004, 0.008, 0.012
+    pts = Marker(type=Marker.SPHERE_LIST, action=Marker.ADD, lifetime=lifetime)
+    pts.scale.x = pts.scale.y = pts.scale.z = 0.01
+    for m in (arrow, pts):
+        m.pose.orientation.w = 1.0
+        m.color.a = 1.0
+    return arrow, pts
 
 
 class MarkerBuilder:
@@ -173,6 +191,7 @@ class MarkerBuilder:
         self.force_full_scale = float(force_full_scale)
         self.arrow_length = float(arrow_length)
         self._shape_d = np.empty(n)
+        self._contact_pool: list = []  # (ARROW, SPHERE_LIST) per contact index, grown on demand
 
         self.caps = np.flatnonzero(self.kinds == CAPSULE)
         per_label: dict[str, int] = {}
@@ -279,16 +298,16 @@ class MarkerBuilder:
         sd = np.where(self.checked, sd, math.inf)
         rgb = distance_colors(sd, self.near)[self.owner]
         pos, q, scale = self.shape_poses(world)
-        for i, m in enumerate(self.shape_markers):
+        for m, p, o, s, c in zip(self.shape_markers, pos.tolist(), q.tolist(), scale.tolist(),
+                                 rgb.tolist()):
             m.header.stamp = t
             m.header.frame_id = frame
-            p, o, s, c = pos[i], q[i], scale[i], rgb[i]
-            m.pose.position.x, m.pose.position.y, m.pose.position.z = float(p[0]), float(p[1]), float(p[2])
+            m.pose.position.x, m.pose.position.y, m.pose.position.z = p
             o_ = m.pose.orientation
-            o_.x, o_.y, o_.z, o_.w = float(o[0]), float(o[1]), float(o[2]), float(o[3])
-            if m.type not in (Marker.TRIANGLE_LIST,):
-                m.scale.x, m.scale.y, m.scale.z = float(s[0]), float(s[1]), float(s[2])
-            m.color.r, m.color.g, m.color.b = float(c[0]), float(c[1]), float(c[2])
+            o_.x, o_.y, o_.z, o_.w = o
+            if m.type != Marker.TRIANGLE_LIST:
+                m.scale.x, m.scale.y, m.scale.z = s
+            m.color.r, m.color.g, m.color.b = c
         out.markers.extend(self.shape_markers)
         out.markers.extend(self.contact_markers(contacts, t, frame))
         if probe_result is not None and len(getattr(probe_result, "names", ())):
@@ -304,26 +323,22 @@ class MarkerBuilder:
             return out
         d = np.array([float(c.distance) for c in contacts])
         rgb = distance_colors(np.where(np.isfinite(d), d, -1.0), self.near)
-        for c, col in zip(contacts, rgb):
+        pool = self._contact_pool
+        while len(pool) < len(contacts):  # the markers of the i-th contact, reused
+            pool.append(_contact_marker_pair(self.lifetime))
+        for c, col, (arrow, pts) in zip(contacts, rgb.tolist(), pool):
             ns = f"{c.body_1}={c.body_2}"
             k = count.get(ns, 0)
             count[ns] = k + 1
             p1, p2 = _finite(c.point_1), _finite(c.point_2)
             nrm = _finite(c.normal)
             length = max(self.arrow_length, abs(float(np.nan_to_num(c.distance))))
-            color = ColorRGBA(r=float(col[0]), g=float(col[1]), b=float(col[2]), a=1.0)
-            arrow = Marker(ns=ns, id=2 * k, type=Marker.ARROW, action=Marker.ADD,
-                           lifetime=self.lifetime, color=color)
-            arrow.header.stamp, arrow.header.frame_id = stamp, frame
-            arrow.pose.orientation.w = 1.0
+            for m, marker_id in ((arrow, 2 * k), (pts, 2 * k + 1)):
+                m.ns, m.id = ns, marker_id
+                m.header.stamp, m.header.frame_id = stamp, frame
+                m.color.r, m.color.g, m.color.b = col
             arrow.points = [_pt(p1), _pt(p1 + length * nrm)]
-            arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.004, 0.008, 0.012
-            pts = Marker(ns=ns, id=2 * k + 1, type=Marker.SPHERE_LIST, action=Marker.ADD,
-                         lifetime=self.lifetime, color=color)
-            pts.header.stamp, pts.header.frame_id = stamp, frame
-            pts.pose.orientation.w = 1.0
             pts.points = [_pt(p1), _pt(p2)]
-            pts.scale.x = pts.scale.y = pts.scale.z = 0.01
             out += [arrow, pts]
         return out
 

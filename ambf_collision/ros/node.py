@@ -11,11 +11,12 @@ Topics (relative names are remappable and take the node's namespace; ``~`` is th
   (for ``root_frames``; read in slices of bounded time, ``ros/tf_intake.py``); ``/clock`` with
   ``use_sim_time``.
 - out: ``~/contacts`` (ContactArray) on every evaluation and at ``heartbeat_rate`` when no joint
-  state arrives; ``~/probes`` (ProbeArray) with it when probe files are given; ``~/markers``
-  (visualization_msgs/MarkerArray) from their own timer at ``marker_rate``, of the latest
-  evaluation, only while someone subscribes (never on the evaluation path); ``/diagnostics``
-  (diagnostic_msgs/DiagnosticArray) from a thread of its own, exactly one message per
-  ``diagnostics_period`` of wall time, however busy the executor is.
+  state arrives; ``~/probes`` (ProbeArray) with it when probe files are given (each is built
+  and published only while it has a subscriber: nothing is spent on a message no one reads);
+  ``~/markers`` (visualization_msgs/MarkerArray) from their own timer at ``marker_rate``, of
+  the latest evaluation, only while someone subscribes (never on the evaluation path);
+  ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) from a thread of its own, exactly one
+  message per ``diagnostics_period`` of wall time, however busy the executor is.
 - services: ``~/enable`` (std_srvs/SetBool), ``~/reload`` (std_srvs/Trigger: the files are read
   and compiled in a worker thread while the node keeps evaluating the old model and publishing;
   the new model is installed between two evaluations, ``ros/scene_loading.py``).
@@ -323,16 +324,19 @@ class CollisionMonitorNode(Node):
 
     def _publish_contacts(self, out):
         """``~/contacts``, called by ``monitor.step`` as soon as the contacts are final (before
-        the probes are evaluated)."""
+        the probes are evaluated). Not built while nobody subscribes (it would reach no one)."""
+        if not self.contacts_pub.get_subscription_count():
+            return
         cser = self.contact_serializer
         self.contacts_pub.publish(cser.serialize(out, self._serializer_stamp(out))
                                   if cser is not None
                                   else self.contact_writer.fill(out, self._stamp(out)))
 
     def _publish_probes(self, out):
-        """``~/probes`` of a finished step (when the scene has probes)."""
+        """``~/probes`` of a finished step (when the scene has probes and someone subscribes:
+        a message without a reader reaches no one)."""
         pw = self.probe_writer
-        if pw is None:
+        if pw is None or not self.probes_pub.get_subscription_count():
             return
         ser = self.probe_serializer
         if out.probes is None:

@@ -53,6 +53,32 @@ def test_partial_messages_merge_and_full_message_in_any_order_sets_every_joint()
     assert j.stamp == 6.0 and j.good_count == 2
 
 
+def test_never_received_and_age_follow_every_change_of_the_received_joints():
+    """Asked before and after each change (they are computed once per change): partial
+    messages, a rejected one (no change), a clock jump back (rebase) and a take-over."""
+    j = JointStateMerger(["a", "b", "c"])
+    among = [True, False, True]
+    assert j.never_received() == ["a", "b", "c"] and j.age(9.0) == math.inf
+    assert j.update(["b"], [0.2], 5.0, 5.0) == (True, "")
+    assert j.never_received() == ["a", "c"] and j.never_received(among) == ["a", "c"]
+    assert j.age(9.0) == 4.0
+    names = j.never_received()
+    names.append("x")  # the caller's copy
+    assert j.update(["a"], [0.1], 7.0, 7.0) == (True, "")
+    assert j.never_received() == ["c"] and j.never_received(among) == ["c"]
+    assert j.age(9.0) == 4.0  # b (5 s) is still the oldest
+    assert j.update(["b"], [0.3], 8.0, 8.0) == (True, "")
+    assert j.age(9.0) == 2.0  # now a (7 s)
+    assert j.update(["c"], [math.nan], 8.5, 8.5)[0] is False
+    assert j.never_received() == ["c"] and j.age(9.0) == 2.0
+    j.rebase(3.0)
+    assert j.age(4.0) == 1.0
+    new = JointStateMerger(["c", "a"])
+    assert new.never_received() == ["c", "a"] and new.age(4.0) == math.inf
+    new.take_over(j)
+    assert new.never_received() == ["c"] and new.age(4.0) == 1.0
+
+
 BAD_MESSAGES = [
     # names, positions, stamp offset, code, words in the reason
     (["a", "b"], [0.1], 0.0, "length", "2 names but 1 positions"),

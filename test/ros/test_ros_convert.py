@@ -467,3 +467,32 @@ def test_decode_joint_state_velocities_equal_rclpy():
         assert names == list(ref.name)
         assert velocities.tobytes() == np.asarray(ref.velocity, np.float64).tobytes()
         assert positions.tobytes() == np.asarray(ref.position, np.float64).tobytes()
+
+
+def test_patch_arrays_take_the_first_rows_zero_what_does_not_fit_and_clamp_counts():
+    """Hand-written cases: a probe result's own (q, .) arrays; more rows than patches (the
+    first q); fewer rows, even one that would broadcast (zeros, not a copy of row 0); a
+    missing array (zeros); non-finite values (0); counts below 0 or above uint32 (clamped)."""
+    from ambf_collision.ros.convert_probes import patch_arrays
+
+    def pr(rows, counts):
+        k = np.arange(rows, dtype=float)
+        return SimpleNamespace(patch_area=k + 0.5, patch_force=np.stack((k, k, k), axis=1),
+                               patch_force_body=np.stack((-k, k, k), axis=1),
+                               patch_torque_body=np.stack((k, -k, 2 * k), axis=1),
+                               patch_in_contact=np.array(counts))
+
+    out = np.full((2, 10), 7.0)
+    assert patch_arrays(pr(2, [3, 4]), 2, out).tolist() == [3, 4]
+    assert out.tolist() == [[0.5, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                            [1.5, 1, 1, 1, -1, 1, 1, 1, -1, 2]]
+    out[:] = 7.0
+    assert patch_arrays(pr(3, [-2, 2**40, 9]), 2, out).tolist() == [0, 2**32 - 1]
+    assert out[1].tolist() == [1.5, 1, 1, 1, -1, 1, 1, 1, -1, 2]
+    for bad in (pr(1, [5]), pr(1, [5, 6]), SimpleNamespace(patch_area=np.ones(2))):
+        out[:] = 7.0
+        assert patch_arrays(bad, 2, out).tolist() == [0, 0] and not out.any()
+    p = pr(2, [1, 1])
+    p.patch_force[1, 2], p.patch_area[0], p.patch_torque_body[1, 0] = math.nan, -math.inf, math.inf
+    patch_arrays(p, 2, out)
+    assert out.tolist() == [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [1.5, 1, 1, 0, -1, 1, 1, 0, -1, 2]]
