@@ -18,7 +18,7 @@ and its maximum (sampled every second), the joint states the node received (``/d
 ``joint_states_good``) against those published, and the ``/diagnostics`` periods: how many
 messages came, the largest gap between two, and how many gaps exceeded twice the period.
 
-    bench/bench_soak.py [--rate 1000] [--minutes 10] [--pose static|moving]
+    bench/bench_soak.py [--rate 1000] [--minutes 10 | --quick] [--pose static|moving]
 """
 
 from __future__ import annotations
@@ -196,9 +196,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rate", type=float, default=1000.0, help="joint states per second")
     ap.add_argument("--minutes", type=float, default=10.0)
+    ap.add_argument("--quick", action="store_true", help="1 minute (what make bench runs)")
     ap.add_argument("--pose", choices=("static", "moving"), default="static")
     ap.add_argument("--domain", type=int, default=None)
     args = ap.parse_args(argv)
+    if args.quick:
+        args.minutes = 1.0
     domain = args.domain or int(os.environ.get("BENCH_DOMAIN_ID", 170 + os.getpid() % 30))
     run = soak(args.rate, args.minutes, args.pose, domain)
     report(run, args.rate, args.minutes, args.pose)

@@ -359,8 +359,6 @@ class MarkerBuilder:
 
 # -- convenience entry point for the node --------------------------------------------------------
 
-_cache: list = [None, None]  # [model, builder]
-
 
 def _model_scene(model, result, data, world=None):
     """(world shapes, shape labels, pairs, pair distances) of a model's evaluation."""
@@ -386,20 +384,22 @@ def _model_scene(model, result, data, world=None):
 
 
 def build_markers(model, result, probe_result, world_frame, stamp, *, data=None, world=None,
-                  near=0.05, lifetime=0.25, **kw) -> MarkerArray:
+                  near=0.05, lifetime=0.25, cache=None, **kw) -> MarkerArray:
     """MarkerArray of a model's evaluation ``result`` (and ``probe_result``, may be None).
 
     Uses from ``model``: ``shape_body_names`` (or ``body_names`` + ``shape_body``) and ``pairs``
     (P,2) shape indices; from ``result``: ``distances (P,)``, ``contacts``, and the world shapes
     as ``result.world`` (or ``data.world``, or ``world=``). ``stamp``: builtin_interfaces/Time,
     rclpy Time or seconds. ``near`` (m): distance below which shapes turn orange/yellow (the
-    node's ``report_distance``). The static layout is compiled once per model and reused.
+    node's ``report_distance``). ``cache``: the caller's dict (a node keeps one); the static
+    layout is then compiled once per model and reused (without: built on every call).
     """
     w, labels, pairs, distances = _model_scene(model, result, data, world)
-    if _cache[0] is not model:
-        _cache[0], _cache[1] = model, MarkerBuilder.from_world_shapes(
+    cache = {} if cache is None else cache
+    if cache.get("model") is not model:
+        cache["model"], cache["builder"] = model, MarkerBuilder.from_world_shapes(
             w, labels, pairs, world_frame=world_frame, near=near, lifetime=lifetime, **kw)
-    builder = _cache[1]
+    builder = cache["builder"]
     builder.near = float(near)
     return builder.build(w, distances, getattr(result, "contacts", ()), probe_result, stamp,
                          world_frame)

@@ -100,6 +100,7 @@ class CollisionMonitorNode(Node):
         self.markers_published = 0
         self._stats = CycleStats()
         self._last_out = self._last_eval = self._marked = None
+        self._marker_cache: dict = {}   # build_markers' layout of the current model
         self._loader = SceneLoader(wake=self._wake_executor)
 
         self._install(self._load(p), previous=None)
@@ -360,7 +361,7 @@ class CollisionMonitorNode(Node):
 
         self._marked = out
         arr = build_markers(self.model, out.result, out.probes, self.world_frame, self._stamp(out),
-                            near=self.monitor.config.report_distance)
+                            near=self.monitor.config.report_distance, cache=self._marker_cache)
         self.markers_pub.publish(arr)
         self.markers_published += 1
 
