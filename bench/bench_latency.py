@@ -325,6 +325,36 @@ def stop_process(proc: subprocess.Popen) -> str:
     return err or ""
 
 
+def start_publisher(rx, domain: int, env: dict, rates, seconds: float, pose: str,
+                    target: str) -> subprocess.Popen:
+    """The publisher process (this script with ``--_publish``), once it is READY and ``rx``
+    sees the ``target``'s ``~/contacts`` publisher (20 s at most)."""
+    pub = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--_publish", "--domain", str(domain),
+         "--rates", ",".join(map(str, rates)), "--seconds", str(seconds), "--pose", pose],
+        cwd=str(REPO), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if pub.stdout.readline().strip() != "READY":
+        raise RuntimeError("publisher did not start")
+    deadline = time.monotonic() + 20.0
+    rx.spin_while(lambda: rx.sub.get_publisher_count() == 0 and time.monotonic() < deadline)
+    if rx.sub.get_publisher_count() == 0:
+        raise RuntimeError(f"the {target} did not come up within 20 s")
+    return pub
+
+
+def shut_down(pub, rx, proc, label: str) -> None:
+    """Stop the publisher, the receiver and the target process (any may be None but the
+    target); the target's traceback, if it printed one, goes to stderr under ``label``."""
+    if pub is not None and pub.poll() is None:
+        pub.kill()
+        pub.wait()
+    if rx is not None:
+        rx.close()
+    err = stop_process(proc)
+    if "Traceback" in err:
+        print(f"{label} stderr:\n" + err[-2000:], file=sys.stderr)
+
+
 def measure(target: str, domain: int, rates: list[float], seconds: float, case: str = "bare",
             pose: str = "moving") -> list[dict]:
     """Start ``target`` (``node`` or ``echo``) and a publisher; one row per rate."""
@@ -344,16 +374,7 @@ def measure(target: str, domain: int, rates: list[float], seconds: float, case: 
     rows = []
     try:
         rx = Receiver(domain, markers=case == "realistic")
-        pub = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--_publish", "--domain", str(domain),
-             "--rates", ",".join(map(str, rates)), "--seconds", str(seconds), "--pose", pose],
-            cwd=str(REPO), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        if pub.stdout.readline().strip() != "READY":
-            raise RuntimeError("publisher did not start")
-        deadline = time.monotonic() + 20.0
-        rx.spin_while(lambda: rx.sub.get_publisher_count() == 0 and time.monotonic() < deadline)
-        if rx.sub.get_publisher_count() == 0:
-            raise RuntimeError(f"the {target} did not come up within 20 s")
+        pub = start_publisher(rx, domain, env, rates, seconds, pose, target)
         pids = process_tree(proc.pid)
         pub.stdin.write("go\n")
         pub.stdin.flush()
@@ -415,14 +436,7 @@ def measure(target: str, domain: int, rates: list[float], seconds: float, case: 
             rows[-1]["received"] = (rx.received, published[0])
         pub.wait(timeout=10)
     finally:
-        if pub is not None and pub.poll() is None:
-            pub.kill()
-            pub.wait()
-        if rx is not None:
-            rx.close()
-        err = stop_process(proc)
-        if "Traceback" in err:
-            print(f"bench_latency: {target} stderr:\n" + err[-2000:], file=sys.stderr)
+        shut_down(pub, rx, proc, f"bench_latency: {target}")
     return rows
 
 

@@ -26,14 +26,13 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 import threading
 import time
 
 import numpy as np
 
 from bench_latency import (DEMO_CONFIG, REPO, WARM, Receiver, node_executable, process_cpu,
-                           process_tree, stop_process)
+                           process_tree, shut_down, start_publisher)
 
 DIAGNOSTICS_PERIOD = 1.0  # s: config/demo.yaml keeps the node's default
 SAMPLE = 1.0  # s between RSS and CPU samples
@@ -72,16 +71,7 @@ def soak(rate: float, minutes: float, pose: str, domain: int) -> dict:
     pub = rx = None
     try:
         rx = Receiver(domain, markers=True)
-        pub = subprocess.Popen(
-            [sys.executable, str(REPO / "bench" / "bench_latency.py"), "--_publish", "--domain",
-             str(domain), "--rates", str(rate), "--seconds", str(seconds), "--pose", pose],
-            cwd=str(REPO), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        if pub.stdout.readline().strip() != "READY":
-            raise RuntimeError("publisher did not start")
-        deadline = time.monotonic() + 20.0
-        rx.spin_while(lambda: rx.sub.get_publisher_count() == 0 and time.monotonic() < deadline)
-        if rx.sub.get_publisher_count() == 0:
-            raise RuntimeError("the node did not come up within 20 s")
+        pub = start_publisher(rx, domain, env, [rate], seconds, pose, "node")
         pids = process_tree(node.pid)
         lines = {}
 
@@ -125,14 +115,7 @@ def soak(rate: float, minutes: float, pose: str, domain: int) -> dict:
                     start=lines["START"][0], published=int(lines["TOTAL"][1]),
                     received=rx.received, markers=rx.markers)
     finally:
-        if pub is not None and pub.poll() is None:
-            pub.kill()
-            pub.wait()
-        if rx is not None:
-            rx.close()
-        err = stop_process(node)
-        if "Traceback" in err:
-            print("bench_soak: node stderr:\n" + err[-2000:], file=sys.stderr)
+        shut_down(pub, rx, node, "bench_soak: node")
 
 
 def report(run: dict, rate: float, minutes: float, pose: str) -> None:
