@@ -159,9 +159,12 @@ def _parse(argv):
 
 
 def main(argv=None) -> int:
+    import signal
+
     import rclpy
     from rclpy.executors import ExternalShutdownException
     from rclpy.qos import qos_profile_sensor_data
+    from rclpy.signals import SignalHandlerOptions
     from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
 
@@ -185,14 +188,14 @@ def main(argv=None) -> int:
     ansi = sys.stdout.isatty() if args.ansi == "auto" else args.ansi == "on"
     view = LiveView(period=args.period, ansi=ansi)
 
-    rclpy.init(args=["demo_viewer"] + ros_args)
-    try:
-        node = rclpy.create_node("demo_viewer")
-    except RuntimeError:  # rclpy's RCLError: SIGINT/SIGTERM shut the context down meanwhile
-        if rclpy.ok():
-            raise
-        print("demo_viewer: stopped while starting", flush=True)
-        return 0
+    # SIGINT/SIGTERM only ask the loop below to stop (as ``run.run_node`` does): rclpy's own
+    # handlers would shut the context down, and a signal during start-up would then make the
+    # next create_subscription raise.
+    rclpy.init(args=["demo_viewer"] + ros_args, signal_handler_options=SignalHandlerOptions.NO)
+    stop = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda number, frame: stop.append(number))
+    node = rclpy.create_node("demo_viewer")
     state = SimpleNamespace(contacts=None, probes=None, count=0, t_rate=time.monotonic(), n_rate=0,
                             rate=0.0, compute=0.0, min_seen=math.inf, png=0, contact_png=False, last_png=-math.inf,
                             png_ok=True, renderer=None)
@@ -268,7 +271,7 @@ def main(argv=None) -> int:
     print(f"demo_viewer: listening to {ns}/contacts and {ns}/probes "
           f"(domain {os.environ.get('ROS_DOMAIN_ID', '0')}); PNG in {out_dir}/", flush=True)
     try:
-        while rclpy.ok() and (args.duration <= 0 or time.monotonic() - t_start < args.duration):
+        while not stop and (args.duration <= 0 or time.monotonic() - t_start < args.duration):
             rclpy.spin_once(node, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

@@ -108,3 +108,52 @@ def test_run_demo_stops_cleanly_on_sigterm(tmp_path):
     assert _demo_processes(domain) == []
     logs = (REPO / "demo_output" / "collision_monitor.log").read_text()
     assert "Traceback" not in logs
+
+
+def _viewer(domain, out_dir):
+    from ros_harness import node_command
+
+    return subprocess.Popen(node_command("demo_viewer") + [
+        "--params-file", "config/demo.yaml", "--output-dir", str(out_dir), "--duration", "0"],
+        cwd=str(REPO), env=dict(os.environ, ROS_DOMAIN_ID=str(domain)), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+
+
+def test_demo_viewer_stops_cleanly_on_sigterm_at_any_point_of_its_start_up(tmp_path):
+    """SIGTERM sent to demo_viewer at staggered times of its start-up (imports, scene load,
+    ROS set-up): every one ends without a traceback, with exit 0 once it has taken the signal
+    over, or killed by the signal (-15) before. Then one viewer signalled once it listens stops
+    through its own handler: exit 0 and its summary line. CI once saw a signal between creating
+    the node and its subscriptions end in rcl's 'context is invalid' traceback."""
+    from ros_harness import next_domain
+
+    domain = next_domain()
+    delays = [0.25 * i for i in range(1, 13)]
+    procs = [_viewer(domain, tmp_path / f"v{i}") for i in range(len(delays))]
+    t0 = time.monotonic()
+    try:
+        for proc, delay in zip(procs, delays):
+            time.sleep(max(0.0, t0 + delay - time.monotonic()))
+            proc.send_signal(signal.SIGTERM)
+        results = [p.communicate(timeout=60) + (p.returncode,) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    for (out, err, code), delay in zip(results, delays):
+        assert "Traceback" not in out + err, (delay, err[-2000:])
+        assert code in (0, -signal.SIGTERM), (delay, code, err[-2000:])
+
+    late = _viewer(domain, tmp_path / "late")
+    try:
+        first = late.stdout.readline()  # blocks until the viewer prints (or exits: "")
+        assert "listening" in first, first
+        late.send_signal(signal.SIGTERM)
+        out, err = late.communicate(timeout=30)
+    finally:
+        if late.poll() is None:
+            late.kill()
+            late.communicate()
+    assert late.returncode == 0 and "Traceback" not in out + err, err[-2000:]
+    assert "contact messages" in out, out
