@@ -14,6 +14,10 @@ Per file, one row:
   (``data.exact`` set False before each: the same work as the first); the compiled kernels are
   warmed on the demo arm beforehand, so ``first`` is what a loaded model still does on its first
   call, not numba's compile (the issue's target: first no slower than 3x later);
+- ``after load us``: the control for ``first``: the same model, already evaluated, evaluated
+  once more at q = 0 (every pair computed) right after loading the file again, the Python work
+  that precedes a first evaluation. When it is close to ``first``, the first call's excess over
+  ``later`` is the processor's caches, cold after that work, not anything the model does once;
 - ``kept us``: the same later evaluations as a Data runs them, keeping the pairs of shapes that
   did not move (bodies fixed in the world: ``geometry/pairs.evaluate_pairs``);
 - ``coal us``: the same pairs through coal called per pair from Python (``bench_solids``: its
@@ -152,13 +156,21 @@ def row(path: Path, repeats: int, with_coal: bool, show_warnings: bool, rng) -> 
         evaluate_at(model, data, q)
         kept.append(time.perf_counter() - t0)
     later_us, kept_us = 1e6 * float(np.median(later)), 1e6 * float(np.median(kept))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        Model.from_files([path])    # the Python work of a load, result unused
+    data.exact[:] = False
+    t0 = time.perf_counter()
+    evaluate_at(model, data, zero)
+    again_us = 1e6 * (time.perf_counter() - t0)
     coal_txt = ""
     if with_coal:
         coal_us, worst = coal_column(model, lambda q: evaluate_at(model, data, q), positions[:max(3, repeats // 10)])
         coal_txt = (" | - | - | -" if coal_us is None
                     else f" | {coal_us:.0f} | {coal_us / later_us:.1f}x | {worst:.1e}")
     return (f"| {label(path)} | {load_ms:.0f} | {len(caught)} | {len(model.pairs)} | {first_us:.0f} "
-            f"| {later_us:.0f} | {first_us / later_us:.1f} | {kept_us:.0f}{coal_txt} | {loop} |")
+            f"| {again_us:.0f} | {later_us:.0f} | {first_us / later_us:.1f} | {kept_us:.0f}{coal_txt} "
+            f"| {loop} |")
 
 
 def main(argv=None) -> int:
@@ -178,8 +190,8 @@ def main(argv=None) -> int:
     print(f"compile/warm-up on the demo arm: {time.perf_counter() - t0:.1f} s; load: "
           f"{os.getloadavg()[0]:.2f}")
     coal_head = "" if args.no_coal else " coal us | coal/later | max abs(d - coal) m |"
-    print(f"| file | load ms | warnings | pairs | first us | later us | first/later | kept us |{coal_head} loop mm / deg |")
-    print("|---" * (9 + (0 if args.no_coal else 3)) + "|")
+    print(f"| file | load ms | warnings | pairs | first us | after load us | later us | first/later | kept us |{coal_head} loop mm / deg |")
+    print("|---" * (10 + (0 if args.no_coal else 3)) + "|")
     for path in files:
         try:
             print(row(path, args.repeats, not args.no_coal, args.warnings, rng), flush=True)
