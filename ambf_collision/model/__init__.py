@@ -4,6 +4,7 @@
 """
 
 from ambf_collision.model.adf import AdfError, AdfWarning
-from ambf_collision.model.model import Data, EvaluationResult, Model, ModelContact, ShapeInfo
+from ambf_collision.model.data import Data, EvaluationResult, ModelContact
+from ambf_collision.model.model import Model, ShapeInfo
 
 __all__ = ["AdfError", "AdfWarning", "Data", "EvaluationResult", "Model", "ModelContact", "ShapeInfo"]

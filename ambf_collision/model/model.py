@@ -1,4 +1,5 @@
-"""Compiled collision model of AMBF ADF files (``Model``) and its per-cycle buffers (``Data``).
+"""Compiled collision model of AMBF ADF files (``Model``); its per-cycle buffers (``Data``) are in
+:mod:`.data`.
 
 Like Pinocchio's Model/Data: ``Model`` holds what never changes after compilation (shapes in
 body frames, the kinematics, the checked shape pairs as arrays, names); ``Data`` holds every
@@ -28,20 +29,17 @@ from typing import Optional
 
 import numpy as np
 
-from ambf_collision.geometry.pairs import PAIR_RESULT_DTYPE, PairDistance
+from ambf_collision.geometry.pairs import PairDistance
 from ambf_collision.geometry.shapes import KIND_NAMES
-from ambf_collision.geometry.tolerances import LOOP_OPEN_ANGLE, LOOP_OPEN_POSITION
-from ambf_collision.geometry.transforms import matrix_to_quat
-from ambf_collision.geometry.world_shapes import LinkShapes, WorldShapes, hull_arrays
+from ambf_collision.geometry.world_shapes import LinkShapes, hull_arrays
 from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
 from ambf_collision.model.filtering import Overrides, filter_pairs
-from ambf_collision.model.evaluate_kernel import DATA_TABLES, MODEL_TABLES, evaluate_model
-from ambf_collision.model.jacobians import CONTACT_DTYPE
-from ambf_collision.model.kinematics import Kinematics, KinematicsState
-from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
+from ambf_collision.model.data import Data, EvaluationResult, ModelContact
+from ambf_collision.model.evaluate_kernel import MODEL_TABLES, evaluate_model
+from ambf_collision.model.kinematics import Kinematics
 from ambf_collision.model.table_buffer import pack
 
-__all__ = ["Model", "Data", "EvaluationResult", "ModelContact", "ShapeInfo", "body_padding"]
+__all__ = ["Model", "ShapeInfo", "body_padding"]
 
 @dataclass(frozen=True)
 class ShapeInfo:
@@ -52,186 +50,6 @@ class ShapeInfo:
     body_index: int
     index: int
     kind: str
-
-
-@dataclass
-class ModelContact:
-    """One reported pair (the ``Contact`` fields plus who): world frame, metres."""
-
-    body_1: str
-    body_2: str
-    shape_1: int
-    shape_2: int
-    distance: float
-    point_1: np.ndarray
-    point_2: np.ndarray
-    position: np.ndarray
-    normal: np.ndarray
-    jacobian: Optional[np.ndarray] = None  # (J,) m/rad or m/m, Model.joint_names order
-    distance_rate: float = 0.0  # m/s: jacobian . joint velocities (0 when none were set)
-    point_1_local: Optional[np.ndarray] = None  # (3,) m: point_1 in body_1's frame
-    point_2_local: Optional[np.ndarray] = None  # (3,) m: point_2 in body_2's frame
-
-    def to_json(self) -> dict:
-        return {
-            "body_1": self.body_1, "body_2": self.body_2,
-            "shape_1": self.shape_1, "shape_2": self.shape_2,
-            "distance": float(self.distance),
-            "point_1": [float(x) for x in self.point_1],
-            "point_2": [float(x) for x in self.point_2],
-            "position": [float(x) for x in self.position],
-            "normal": [float(x) for x in self.normal],
-        }
-
-
-class Data:
-    """Every buffer one evaluation of a :class:`Model` writes (reused by every ``evaluate``),
-    as record tables in one buffer (``buffer``; ``tables``: name -> table, see
-    ``evaluate_kernel.DATA_TABLES``), with views of their fields:
-
-    Kinematics (``kinematics``: the :class:`KinematicsState`): ``q (J,)`` joint positions
-    (rad / m; coupled joints are overwritten by their coupling at each evaluation), ``velocity
-    (J,)``; ``file_R (F,3,3)``, ``file_t (F,3)`` per-file root poses; ``body_R (B,3,3)``,
-    ``body_t (B,3)`` body poses in world; ``joint_R (J,3,3)``, ``joint_t (J,3)`` joint
-    transforms (child in parent); ``joint_axis``, ``joint_origin (J,3)`` every joint's unit axis
-    and pivot in world; ``closure_residuals (K,2)`` position (m) and angle (rad) mismatch per
-    closure joint.
-
-    Shapes and pairs: ``world`` (all shapes in world, this Data's own :class:`WorldShapes`);
-    ``results`` (the pairs' table) and its fields ``distance (P,)``, ``point_1``, ``point_2``,
-    ``normal``, ``position`` (P,3); ``exact (P,)`` bool: False where
-    ``evaluate(near_only=True)`` kept only a lower bound (an exact row whose two shapes did not
-    move is kept by the next evaluation, bit for bit what recomputing it gives; setting
-    ``exact`` False makes it computed again); ``shape_moved (N,)``: 1 for the shapes the last
-    evaluation moved; ``contact_index (P,)``: its first
-    entries are the last evaluation's contacts; per contact r (closest first): ``jacobians
-    (P,J)`` row r, the distance Jacobian (m/rad or m/m, ``jacobians.py``), ``contacts`` row r
-    (``distance_rate`` m/s, ``point_1_local``, ``point_2_local`` m, body frames).
-    ``velocity_given``: True once :meth:`Model.set_joint_velocities` was called.
-    """
-
-    def __init__(self, model: "Model"):
-        P, J, N = len(model.pairs), len(model.joint_names), len(model.shapes)
-        K = len(model.closure_joint_names)
-        files = np.zeros(len(model.world.files), POSE_DTYPE)
-        for f, (R, t) in enumerate(model.world.file_poses):
-            files[f] = (R, t)
-        self.buffer, views = pack([
-            np.zeros(J, JOINT_STATE_DTYPE), files, np.zeros(len(model.body_names), POSE_DTYPE),
-            np.zeros((K, 2)), model.link_shapes.local.table, np.zeros(P, PAIR_RESULT_DTYPE),
-            np.zeros(P, np.int64), np.zeros(P, CONTACT_DTYPE), np.zeros(P * J), np.ones(N, np.int64)])
-        self.tables = dict(zip(DATA_TABLES, views))
-        joints, files, bodies, residuals, world, results, contact_index, contacts, jac, moved = views
-        self.kinematics = k = KinematicsState(joints, files, bodies, residuals)
-        self.q, self.velocity, self.file_R, self.file_t = k.q, k.velocity, k.file_R, k.file_t
-        self.body_R, self.body_t, self.joint_R, self.joint_t = k.body_R, k.body_t, k.joint_R, k.joint_t
-        self.joint_axis, self.joint_origin = k.joint_axis, k.joint_origin
-        self.closure_residuals = residuals
-        self.world = WorldShapes(N, model.hulls, world)
-        self.results = results
-        self.distance, self.exact = results["distance"], results["exact"]
-        self.point_1, self.point_2 = results["point_1"], results["point_2"]
-        self.normal, self.position = results["normal"], results["position"]
-        self.distance[...] = np.inf
-        self.contact_index = contact_index
-        self.contacts, self.jacobians = contacts, jac.reshape(P, J)
-        self.shape_moved = moved
-        self.velocity_given = False  # set_joint_velocities was called
-        self.name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
-
-
-class EvaluationResult:
-    """Result of :meth:`Model.evaluate` (views of the ``Data`` buffers, valid until the next
-    ``evaluate`` with the same ``Data``).
-
-    ``min_distance`` (m, +inf when no pair is checked), ``closest`` (pair index or -1),
-    ``pairs_checked``, ``distances (P,)``, ``contact_index`` (pair indices with distance below
-    the report distance, closest first), ``contacts`` (list of :class:`ModelContact`, same
-    order), ``body_R (B,3,3)``, ``body_t (B,3)``, ``world`` (all shapes in world, the
-    Data's ``WorldShapes``), ``closure_residuals (K,2)`` position (m) and angle (rad) mismatch
-    of each closure joint (``model.closure_joint_names``). Per contact (same order):
-    ``jacobians (n,J)`` distance Jacobians (m/rad or m/m, columns ``model.joint_names``; coupled
-    joints folded into their source, ``jacobians.py``), ``distance_rates (n,)`` m/s (J q_dot;
-    0 when no velocities were set: ``rates_valid`` False), ``point_1_local``, ``point_2_local``
-    (n,3) the witnesses in their bodies' frames (m).
-    """
-
-    def __init__(self, model: "Model", data: Data, n_contacts: int, closest: int,
-                 min_distance: float):
-        self._model, self._data = model, data
-        self.pairs_checked = len(model.pairs)
-        self.distances = data.distance
-        self.body_R, self.body_t = data.body_R, data.body_t
-        self.closure_residuals = data.closure_residuals
-        self.world = data.world
-        self.contact_index = data.contact_index[:n_contacts]
-        self.rates_valid = data.velocity_given
-        self.closest, self.min_distance = closest, min_distance
-        self._contacts = None
-        self._vectors = None
-
-    # views made on demand (each costs about as much as the rest of this object)
-    @property
-    def jacobians(self) -> np.ndarray:
-        return self._data.jacobians[:len(self.contact_index)]
-
-    @property
-    def distance_rates(self) -> np.ndarray:
-        return self._data.contacts["distance_rate"][:len(self.contact_index)]
-
-    @property
-    def point_1_local(self) -> np.ndarray:
-        return self._data.contacts["point_1_local"][:len(self.contact_index)]
-
-    @property
-    def point_2_local(self) -> np.ndarray:
-        return self._data.contacts["point_2_local"][:len(self.contact_index)]
-
-    @property
-    def contact_vectors(self) -> np.ndarray:
-        """``(n,4,3)``: point_1, point_2, position, normal of the reported contacts (m, world),
-        closest first; made once per result (the contacts hold views of its rows)."""
-        if self._vectors is None:
-            rows = self._data.results[self.contact_index]
-            self._vectors = np.stack([rows["point_1"], rows["point_2"], rows["position"],
-                                      rows["normal"]], axis=1)
-        return self._vectors
-
-    @property
-    def contacts(self) -> list:
-        if self._contacts is None:
-            idx = self.contact_index
-            vec = self.contact_vectors  # each contact holds views of its own rows
-            who = self._model.pair_contact_info
-            out = []
-            jac, rates = self.jacobians, self.distance_rates.tolist()
-            local_1, local_2 = self.point_1_local, self.point_2_local
-            for r, (k, dist) in enumerate(zip(idx.tolist(), self._data.distance[idx].tolist())):
-                v = vec[r]
-                out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3], jac[r], rates[r],
-                                        local_1[r], local_2[r]))
-            self._contacts = out
-        return self._contacts
-
-    def open_loops(self) -> list:
-        """``[(closure joint name, position m, angle rad)]`` of the loops the joint state does not
-        close: residual above ``LOOP_OPEN_POSITION`` or ``LOOP_OPEN_ANGLE`` (tolerances.py)."""
-        names = self._model.closure_joint_names
-        return [(names[n], float(p), float(a)) for n, (p, a) in enumerate(self.closure_residuals.tolist())
-                if p > LOOP_OPEN_POSITION or a > LOOP_OPEN_ANGLE]
-
-    def contacts_finite(self) -> bool:
-        """True when every reported contact (distance, points, position, normal) is finite."""
-        if not len(self.contact_index):
-            return True
-        rows = self._data.results[self.contact_index]
-        return all(bool(np.isfinite(rows[f]).all())
-                   for f in ("distance", "point_1", "point_2", "position", "normal"))
-
-    def body_poses(self) -> dict:
-        """``{qualified body name: (position (3,), quaternion [x,y,z,w])}`` in world."""
-        q = matrix_to_quat(self.body_R)
-        return {n: (self.body_t[k].copy(), q[k]) for k, n in enumerate(self._model.body_names)}
 
 
 def body_padding(world: AdfWorld, padding=None) -> np.ndarray:
