@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 from ambf_collision.probes.compiled import ProbeModel
-from ambf_collision.probes.spec import _plain, load_probe_file
+from ambf_collision.probes.probe_file import load_probe_file
+from ambf_collision.probes.spec import plain_body_name
 
 __all__ = ["probe_report_json", "probe_report_table", "ProbeCheckExtension"]
 
@@ -69,10 +70,10 @@ def probe_report_table(probes, result, model=None) -> str:
         dist = float(result.distance[i])
         tb = int(result.touching_body[i])
         lines.append(
-            f"{name:<20} {_plain(result.body[i]):<16} {'yes' if result.in_contact[i] else 'no':<7} "
+            f"{name:<20} {plain_body_name(result.body[i]):<16} {'yes' if result.in_contact[i] else 'no':<7} "
             f"{1e3 * result.depth[i]:>9.3f} {float(np.linalg.norm(result.force[i])):>9.4f} "
             f"{1e6 * result.area[i]:>9.3f} {(f'{1e3 * dist:.3f}' if math.isfinite(dist) else '-'):>9}  "
-            f"{_plain(names[tb]) if tb >= 0 else '-'}"
+            f"{plain_body_name(names[tb]) if tb >= 0 else '-'}"
         )
     if result.patch_names:
         lines.append("")
@@ -93,7 +94,7 @@ class ProbeCheckExtension:
     """``ambf-collision check FILE... --probes PROBES.yaml [--json]`` (for
     ``cli.model.register_check_extension``): adds ``"probes"`` and ``"patches"`` to the JSON
     report (see :func:`probe_report_json`) or the probe table to the text output.
-    Bad probe files raise :class:`~ambf_collision.probes.spec.ProbeError` (file, entry, key)."""
+    Bad probe files raise :class:`~ambf_collision.probes.probe_file.ProbeError` (file, entry, key)."""
 
     def add_arguments(self, parser):
         parser.add_argument("--probes", metavar="PROBES.yaml", default=None,

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-from ambf_collision.probes.spec import ProbeError, load_probe_file, parse_probe_document, resolve_body
+from ambf_collision.probes.probe_file import ProbeError, load_probe_file, parse_probe_document
+from ambf_collision.probes.spec import resolve_body
 
 
 def _doc_error(doc, body_names=("/ambf/env/finger", "/ambf/env/floor")):
