@@ -33,7 +33,6 @@ the node publishes again at once.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 
 from builtin_interfaces.msg import Time
@@ -57,10 +56,10 @@ from ambf_collision.ros.diagnostics import (CycleStats, PeriodicThread, closure_
                                             diagnostic_report, number)
 from ambf_collision.ros.node_parameters import (MONITOR_KEYS, PAIR_KEYS, PARAMETERS,
                                                 check_combination, check_pairs_syntax,
-                                                check_report_distances, parse_padding)
+                                                check_report_distances)
 from ambf_collision.ros.parameters import ConfigError, declare_parameters, on_set_parameters
-from ambf_collision.ros.run import run_node
-from ambf_collision.ros.scene_loading import PreparedScene, SceneLoader, load_node_scene
+from ambf_collision.ros.run import one_line, run_node
+from ambf_collision.ros.scene_loading import PreparedScene, SceneLoader, load_node_scene, with_pairs
 from ambf_collision.ros.tf import TfSource
 
 __all__ = ["PARAMETERS", "CollisionMonitorNode", "ConfigError", "main"]
@@ -454,7 +453,7 @@ class CollisionMonitorNode(Node):
         except Exception as err:  # noqa: BLE001 - any failure keeps the old model
             what = "" if isinstance(err, (ValueError, OSError)) else f"{type(err).__name__}: "
             response.success = False
-            response.message = f"reload failed, previous model kept: {what}{_one_line(err)}"
+            response.message = f"reload failed, previous model kept: {what}{one_line(err)}"
             self.get_logger().error(response.message)
             return response
         try:
@@ -485,7 +484,7 @@ class CollisionMonitorNode(Node):
                 check_pairs_syntax(wanted)
                 rebuilt = with_pairs(self.prepared, wanted, loading=False)
         except ValueError as err:  # ConfigError, or the model's (a pattern matching no body)
-            return SetParametersResult(successful=False, reason=_one_line(err))
+            return SetParametersResult(successful=False, reason=one_line(err))
         monitor_changes = {k: v for k, v in changes.items() if k in MONITOR_KEYS}
         if monitor_changes:
             try:
@@ -520,33 +519,6 @@ class CollisionMonitorNode(Node):
     def _new_timer(self, old, period: float, callback):
         self.destroy_timer(old)
         return self.create_timer(period, callback)
-
-
-def with_pairs(prepared: PreparedScene, params: dict, loading: bool = True) -> PreparedScene:
-    """``prepared`` with its model's pair list rebuilt from ``ignore_pairs``, ``check_pairs``
-    and ``padding`` (``Model.with_overrides``: no file is read again; shapes, kinematics and
-    the compiled kernels are shared). ``loading``: part of a load (its warnings and compile
-    count kept); else a run-time change (nothing to log again). Raises ValueError naming the
-    parameter for a padding entry that matches no body."""
-    from ambf_collision.model.filtering import Overrides
-
-    model = prepared.scene.model
-    if not hasattr(model, "with_overrides"):  # no ADF file: nothing to pad or pair
-        return prepared
-    try:
-        new = model.with_overrides(
-            Overrides.from_strings(params["ignore_pairs"], params["check_pairs"]),
-            padding=parse_padding(params["padding"]))
-    except ValueError as err:
-        raise ConfigError(f"parameter padding or pairs: {_one_line(err)}") from None
-    scene = dataclasses.replace(prepared.scene, model=new,
-                                warnings=prepared.scene.warnings if loading else [])
-    return dataclasses.replace(prepared, scene=scene,
-                               compiled=prepared.compiled if loading else 0)
-
-
-def _one_line(err: BaseException) -> str:
-    return " ".join(str(err).split()) or type(err).__name__
 
 
 def main(argv=None) -> int:

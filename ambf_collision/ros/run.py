@@ -70,7 +70,7 @@ def run_node(make_node, name: str, argv=None, done=lambda node: False) -> int:
         check_parameter_files(args)
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except Exception as err:  # noqa: BLE001 - rcl's argument / parameter-file errors
-        print(f"{name}: error: {_one_line(err)}", file=sys.stderr)
+        print(f"{name}: error: {one_line(err)}", file=sys.stderr)
         return 2
     old = {s: signal.signal(s, lambda signum, frame: stop.append(signum))
            for s in (signal.SIGINT, signal.SIGTERM)}
@@ -79,7 +79,7 @@ def run_node(make_node, name: str, argv=None, done=lambda node: False) -> int:
         try:
             node = make_node()
         except _START_ERRORS as err:  # bad file or parameter
-            print(f"{name}: error: {_one_line(err)}", file=sys.stderr)
+            print(f"{name}: error: {one_line(err)}", file=sys.stderr)
             return 2
         warn_unknown_parameters(node, args)
         gc.collect()
@@ -194,7 +194,8 @@ def _flat_names(mapping, prefix: str = "") -> list:
     return names
 
 
-def _one_line(err: BaseException) -> str:
-    """The message of ``err`` on one line (rcl's messages carry newlines and an error trail)."""
+def one_line(err: BaseException) -> str:
+    """The message of ``err`` on one line (rcl's messages carry newlines and an error trail);
+    its type's name when it has no message."""
     text = " ".join(str(err).split())
-    return text.split(", at ")[0] if "rcl" in text else text
+    return (text.split(", at ")[0] if "rcl" in text else text) or type(err).__name__

@@ -14,6 +14,7 @@ evaluating with the old model, publishing heartbeats and answering services mean
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import sys
@@ -25,10 +26,12 @@ from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        ProbeArraySerializer, ProbeArrayWriter)
 from ambf_collision.ros.jit import CompileWatch
+from ambf_collision.ros.node_parameters import parse_padding
 from ambf_collision.ros.parameters import ConfigError
 from ambf_collision.ros.paths import resolve_package_path
+from ambf_collision.ros.run import one_line
 
-__all__ = ["PreparedScene", "SceneLoader", "load_node_scene"]
+__all__ = ["PreparedScene", "SceneLoader", "load_node_scene", "with_pairs"]
 
 FILE_PARAMETERS = ("adf_files", "probe_files", "coupling_files")
 
@@ -169,3 +172,26 @@ class SceneLoader:
                                         daemon=True)
         self._thread.start()
         return future
+
+
+def with_pairs(prepared: PreparedScene, params: dict, loading: bool = True) -> PreparedScene:
+    """``prepared`` with its model's pair list rebuilt from ``ignore_pairs``, ``check_pairs``
+    and ``padding`` (``Model.with_overrides``: no file is read again; shapes, kinematics and
+    the compiled kernels are shared). ``loading``: part of a load (its warnings and compile
+    count kept); else a run-time change (nothing to log again). Raises ValueError naming the
+    parameter for a padding entry that matches no body."""
+    from ambf_collision.model.filtering import Overrides
+
+    model = prepared.scene.model
+    if not hasattr(model, "with_overrides"):  # no ADF file: nothing to pad or pair
+        return prepared
+    try:
+        new = model.with_overrides(
+            Overrides.from_strings(params["ignore_pairs"], params["check_pairs"]),
+            padding=parse_padding(params["padding"]))
+    except ValueError as err:
+        raise ConfigError(f"parameter padding or pairs: {one_line(err)}") from None
+    scene = dataclasses.replace(prepared.scene, model=new,
+                                warnings=prepared.scene.warnings if loading else [])
+    return dataclasses.replace(prepared, scene=scene,
+                               compiled=prepared.compiled if loading else 0)
