@@ -135,6 +135,10 @@ def report(run: dict, rate: float, minutes: float, pose: str) -> None:
         rows = [r for r in table if r[0] <= t]
         return rows[-1][column] if rows else np.nan
 
+    def count_at(t):  # the coalesced count at t: the first /diagnostics when none came before
+        c = at(counts, t, 2)
+        return c if c == c or not counts else counts[0][2]
+
     print(f"bench_soak: config/demo.yaml (demo arm + its probes, markers on with a subscriber), "
           f"{pose} pose, {rate:g} Hz for {minutes:g} min; {os.cpu_count()} CPUs, load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
@@ -144,7 +148,7 @@ def report(run: dict, rate: float, minutes: float, pose: str) -> None:
         sel = minute == m
         lat = latency[sel & got]
         a, b = t0 + 60.0 * m, min(t0 + 60.0 * (m + 1), sent[sel][-1] * 1e-9)
-        c0, c1 = at(counts, a, 2), at(counts, b + DIAGNOSTICS_PERIOD, 2)
+        c0, c1 = count_at(a), count_at(b + DIAGNOSTICS_PERIOD)
         cpu = (at(samples, b, 1) - at(samples, a, 1)) / max(b - a, 1e-9)
         wait = (at(samples, b, 2) - at(samples, a, 2)) / max(b - a, 1e-9)
         p = np.percentile(lat, [50, 99]) if len(lat) else (np.nan, np.nan)
