@@ -9,7 +9,7 @@ interfere. Frames and units: metres, radians, world frame unless a name says oth
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -22,9 +22,6 @@ from ambf_collision.model.jacobians import CONTACT_DTYPE
 from ambf_collision.model.kinematics import KinematicsState
 from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
 from ambf_collision.model.table_buffer import pack
-
-if TYPE_CHECKING:
-    from ambf_collision.model.model import Model
 
 __all__ = ["Data", "EvaluationResult", "ModelContact"]
 
@@ -85,7 +82,8 @@ class Data:
     ``velocity_given``: True once :meth:`Model.set_joint_velocities` was called.
     """
 
-    def __init__(self, model: "Model"):
+    def __init__(self, model):
+        """``model``: the compiled model (``model.py``) whose buffers this Data holds."""
         P, J, N = len(model.pairs), len(model.joint_names), len(model.shapes)
         K = len(model.closure_joint_names)
         files = np.zeros(len(model.world.files), POSE_DTYPE)
@@ -131,7 +129,7 @@ class EvaluationResult:
     (n,3) the witnesses in their bodies' frames (m).
     """
 
-    def __init__(self, model: "Model", data: Data, n_contacts: int, closest: int,
+    def __init__(self, model, data: Data, n_contacts: int, closest: int,
                  min_distance: float):
         self._model, self._data = model, data
         self.pairs_checked = len(model.pairs)

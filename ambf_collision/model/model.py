@@ -34,7 +34,7 @@ from ambf_collision.geometry.shapes import KIND_NAMES
 from ambf_collision.geometry.world_shapes import LinkShapes, hull_arrays
 from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
 from ambf_collision.model.filtering import Overrides, filter_pairs
-from ambf_collision.model.data import Data, EvaluationResult, ModelContact
+from ambf_collision.model.data import Data, EvaluationResult
 from ambf_collision.model.evaluate_kernel import MODEL_TABLES, evaluate_model
 from ambf_collision.model.kinematics import Kinematics
 from ambf_collision.model.table_buffer import pack
