@@ -105,22 +105,40 @@ def epa_penetration(C1, C2, HV, NS, NB, S, n, out_p1, out_p2, out_n):
 
 @njit(cache=True)
 def _refine(C1, C2, HV, NS, NB, u, value):
-    """Pattern search for a smaller h_A(u) + h_B(-u) about the unit direction u (updated in place):
-    eight directions around u at an angle ``step``, the pattern turned by the golden angle every
-    round; move to the best if it is smaller, else halve the step, down to 1e-12 rad. For when EPA
-    cannot close its gap: a continuum of minimal directions (two coaxial cylinders), or curved
-    rims meeting (cone on cone). Every value is a support-function bound, so the result stays a
-    valid (upper) bound of the depth."""
+    """Pattern search for a smaller h_A(u) + h_B(-u) about the unit direction u (updated in place).
+    Each round tries eight directions around u at an angle ``step`` (the pattern turned by the
+    golden angle every round), and u turned by +-``step`` about each local axis of both cores
+    (their rotations' columns). It moves to the best if that is smaller, else halves the step,
+    down to 1e-12 rad. For when EPA cannot close its gap: a continuum of minimal directions (two
+    coaxial cylinders), curved rims meeting (cone on cone), or a minimum on a rim's ridge.
+
+    The turns about the axes are there for the ridges. The support function of a box, cylinder
+    or cone has a kink where u crosses a plane ``u . axis = const`` of its own frame (a cap's rim,
+    a face's edge). A minimum on such a ridge can only be approached along it. A turn about that
+    axis stays on it exactly, where the eight directions would need to point along it to 1e-5
+    (a sphere centred 1 mm off a cylinder's axis stalled 3 mrad, 4e-9 m, short). Every value is a
+    support-function bound, so the result stays a valid (upper) bound of the depth."""
     step = EPA_REFINE_STEP
     turn = 0.0
+    axes = np.array([[C1.r00, C1.r10, C1.r20], [C1.r01, C1.r11, C1.r21], [C1.r02, C1.r12, C1.r22],
+                     [C2.r00, C2.r10, C2.r20], [C2.r01, C2.r11, C2.r21], [C2.r02, C2.r12, C2.r22]])
     while step > 1e-12:
         e = perpendicular(u[0], u[1], u[2])
         f0, f1, f2 = u[1] * e[2] - u[2] * e[1], u[2] * e[0] - u[0] * e[2], u[0] * e[1] - u[1] * e[0]
         best, b0, b1, b2 = value, u[0], u[1], u[2]
-        for j in range(8):
-            angle = turn + j * math.pi / 4.0
-            c, s = step * math.cos(angle), step * math.sin(angle)
-            x0, x1, x2 = u[0] + c * e[0] + s * f0, u[1] + c * e[1] + s * f1, u[2] + c * e[2] + s * f2
+        cos_step, sin_step = math.cos(step), math.sin(step)
+        for j in range(8 + 2 * axes.shape[0]):
+            if j < 8:
+                angle = turn + j * math.pi / 4.0
+                c, s = step * math.cos(angle), step * math.sin(angle)
+                x0, x1, x2 = u[0] + c * e[0] + s * f0, u[1] + c * e[1] + s * f1, u[2] + c * e[2] + s * f2
+            else:  # u turned by +-step about an axis k (Rodrigues)
+                k0, k1, k2 = axes[(j - 8) // 2, 0], axes[(j - 8) // 2, 1], axes[(j - 8) // 2, 2]
+                sin_j = sin_step if j % 2 == 0 else -sin_step
+                along = (k0 * u[0] + k1 * u[1] + k2 * u[2]) * (1.0 - cos_step)
+                x0 = u[0] * cos_step + (k1 * u[2] - k2 * u[1]) * sin_j + k0 * along
+                x1 = u[1] * cos_step + (k2 * u[0] - k0 * u[2]) * sin_j + k1 * along
+                x2 = u[2] * cos_step + (k0 * u[1] - k1 * u[0]) * sin_j + k2 * along
             length = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
             x0, x1, x2 = x0 / length, x1 / length, x2 / length
             a0, a1, a2, c0, c1, c2, _, _ = pair_support(C1, C2, HV, NS, NB, x0, x1, x2, NONE, NONE)

@@ -86,6 +86,23 @@ def check_certificate(s1, s2, result, tol=2e-11):
     return d
 
 
+def test_sphere_near_a_cylinder_axis_reaches_the_depth_along_the_rim_ridge():
+    """A sphere centred 0.9 mm off a tilted cylinder's axis, deep inside: hand-derived depth
+    R - rho + r (the side is nearer than the caps). Found by hypothesis: EPA stops on its vertex
+    budget and the pattern search stalled 3 mrad along the ridge of the side's kink, returning
+    a bound 4.3e-9 m too deep; the refine's turns about the cores' axes reach it."""
+    cyl = Cylinder(0.0935251557679132, 0.2721365661628595, [0.0, 0.0, 0.0],
+                   [0.24659092, 0.37377907, 0.85791781, 0.25191101])
+    R = quat_to_matrix(np.asarray(cyl.orientation))
+    local = np.array([-7.48943477e-05, -9.14386186e-04, 5.75807581e-03])
+    ball = Sphere(R @ local, 0.060895415623914914)
+    side = cyl.radius - np.hypot(local[0], local[1])
+    assert side < 0.5 * cyl.height - abs(local[2])
+    result = signed(cyl, ball)
+    d = check_certificate(cyl, ball, result)
+    assert d == pytest.approx(-(side + ball.radius), abs=1e-12)
+
+
 def rotation(seed):
     return matrix_to_quat(quat_to_matrix(np.random.default_rng(seed).normal(size=4)))
 
