@@ -162,7 +162,6 @@ def main(argv=None) -> int:
     import signal
 
     import rclpy
-    from rclpy.executors import ExternalShutdownException
     from rclpy.qos import qos_profile_sensor_data
     from rclpy.signals import SignalHandlerOptions
     from diagnostic_msgs.msg import DiagnosticArray
@@ -270,11 +269,9 @@ def main(argv=None) -> int:
     node.create_timer(min(0.1, args.period), tick)
     print(f"demo_viewer: listening to {ns}/contacts and {ns}/probes "
           f"(domain {os.environ.get('ROS_DOMAIN_ID', '0')}); PNG in {out_dir}/", flush=True)
-    try:
+    try:  # a signal only sets ``stop``: nothing here raises KeyboardInterrupt or shuts the context
         while not stop and (args.duration <= 0 or time.monotonic() - t_start < args.duration):
             rclpy.spin_once(node, timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
     finally:
         write_png(wait=True)
         node.destroy_node()
