@@ -19,6 +19,8 @@ cycle times, in microseconds:
   contacts bytes    ContactArraySerializer.serialize (the CDR bytes the node publishes raw)
   probes msg        ProbeArrayWriter.fill (message objects; rclpy then converts them per field)
   probes bytes      ProbeArraySerializer.serialize (the CDR bytes the node publishes raw)
+  markers bytes     build_markers: the serialized MarkerArray (shapes, contacts, probes), on every
+                    50th cycle (as the node at 1 kHz with marker_rate 20 Hz; not in the total)
   node callback     CollisionMonitorNode._on_joint_state_raw (the node's raw joint_states callback)
                     end to end on serialized JointState bytes (decode, clock, monitor,
                     conversion, publish with no subscriber), when rclpy is importable
@@ -95,7 +97,9 @@ def run_stages(cycles: int):
     data = monitor.data
     rows = {k: [] for k in ("accept", "monitor step", "set_joint_pos.", "evaluate", "probes",
                             "monitor rest",
-                            "contacts msg", "contacts bytes", "probes msg", "probes bytes")}
+                            "contacts msg", "contacts bytes", "probes msg", "probes bytes",
+                            "markers bytes")}
+    marker_cache: dict = {}
     pc = time.perf_counter
     rd = monitor.config.report_distance
     n_contacts = 0
@@ -129,6 +133,13 @@ def run_stages(cycles: int):
             rows["probes msg"].append(t2 - t1)
             if ser is not None:
                 rows["probes bytes"].append(t3 - t2)
+            if i % 50 == 0:
+                from ambf_collision.ros.markers import build_markers
+
+                t0 = pc()
+                build_markers(model, out.result, out.probes, "world", st, near=rd,
+                              cache=marker_cache)
+                rows["markers bytes"].append(pc() - t0)
         # the parts of the step, again on the same state
         m = monitor.merger
         t0 = pc()
@@ -216,7 +227,7 @@ def main(argv=None) -> int:
     run_stages(min(200, args.cycles))  # warm-up
     a, contacts = run_stages(args.cycles)
     order = ["accept", "monitor step", "set_joint_pos.", "evaluate", "probes", "monitor rest",
-             "contacts msg", "contacts bytes", "probes msg", "probes bytes"]
+             "contacts msg", "contacts bytes", "probes msg", "probes bytes", "markers bytes"]
     print(f"demo model + 256 probes, {args.cycles} cycles along the demo script, "
           f"{contacts:.2f} contacts per cycle on average")
     print(f"{'stage':<22}{'mean us':>10}{'median us':>11}{'p99 us':>9}")

@@ -12,14 +12,14 @@
   magnitude in contact.
 
 Each array starts with a DELETEALL and every marker has a short ``lifetime``, so markers of contacts
-that ended and of a stopped node vanish. :class:`MarkerBuilder` precomputes the static part (types,
-namespaces, ids, mesh triangles) once per model and updates only poses and colours per cycle, with
-all pose arithmetic vectorised over the shapes. No value of a marker is ever NaN.
+that ended and of a stopped node vanish. :class:`MarkerBuilder` gives the array serialized, ready
+to publish raw: per layout it serializes a template once (the static part: types, namespaces,
+ids, mesh triangles) and per cycle writes only the numbers (poses, scales, points, colours,
+stamps) into its bytes, computed vectorised over the shapes. No value of a marker is ever NaN.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -30,9 +30,10 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
 from ambf_collision.geometry.transforms import matrix_to_quat
+from ambf_collision.ros.marker_geometry import axis_quaternions, cone_triangles
+from ambf_collision.ros.message_template import MessageTemplate
 
-__all__ = ["MarkerBuilder", "build_markers", "distance_colors", "force_colors",
-           "axis_quaternions", "hull_triangles", "cone_triangles"]
+__all__ = ["MarkerBuilder", "build_markers", "distance_colors", "force_colors"]
 
 GREEN = (0.15, 0.8, 0.25)
 RED = (1.0, 0.0, 0.0)
@@ -60,60 +61,6 @@ def force_colors(force, in_contact, full_scale: float) -> np.ndarray:
     t = np.clip(f / full_scale, 0.0, 1.0) if full_scale > 0 else np.ones_like(f)
     touch = np.asarray(YELLOW) + t[:, None] * (np.asarray(RED) - np.asarray(YELLOW))
     return np.where(np.asarray(in_contact, dtype=bool).reshape(-1)[:, None], touch, PROBE_FREE)
-
-
-def axis_quaternions(u) -> np.ndarray:
-    """Quaternions (N,4) [x,y,z,w] rotating local +z onto the directions ``u (N,3)`` (any length;
-    zero -> identity; -z -> half turn about x). Shortest-arc rotation."""
-    u = np.asarray(u, dtype=float).reshape(-1, 3)
-    n = np.linalg.norm(u, axis=1)
-    safe = np.where(n > 1e-15, n, 1.0)
-    v = np.where((n > 1e-15)[:, None], u / safe[:, None], (0.0, 0.0, 1.0))
-    q = np.stack([-v[:, 1], v[:, 0], np.zeros(len(v)), 1.0 + v[:, 2]], axis=1)
-    qn = np.linalg.norm(q, axis=1)
-    flip = qn < 1e-9  # v == -z
-    q = np.where(flip[:, None], (1.0, 0.0, 0.0, 0.0), q / np.where(flip, 1.0, qn)[:, None])
-    return q
-
-
-def cone_triangles(radius: float, height: float, sides: int = 24) -> np.ndarray:
-    """Triangles (3*T, 3) of a cone in its local frame: base disc at z=-h/2, apex at +h/2."""
-    a = np.linspace(0.0, 2.0 * math.pi, sides + 1)
-    rim = np.stack([radius * np.cos(a), radius * np.sin(a), np.full_like(a, -0.5 * height)], 1)
-    apex = np.array([0.0, 0.0, 0.5 * height])
-    base = np.array([0.0, 0.0, -0.5 * height])
-    tris = []
-    for i in range(sides):
-        tris += [rim[i], rim[i + 1], apex, rim[i + 1], rim[i], base]
-    return np.array(tris)
-
-
-def hull_triangles(vertices, max_vertices: int = 120) -> np.ndarray:
-    """Outward triangles (3*T, 3) of the convex hull of ``vertices (M,3)`` (brute force over all
-    vertex triples, vectorised; fine for the small hulls of collision shapes). Degenerate (flat,
-    collinear or too large) input gives an empty array: the hull is then not drawn."""
-    v = np.unique(np.asarray(vertices, dtype=float).reshape(-1, 3), axis=0)
-    m = len(v)
-    if m < 4 or m > max_vertices:
-        return np.zeros((0, 3))
-    i, j, k = np.array(list(itertools.combinations(range(m), 3))).T
-    nrm = np.cross(v[j] - v[i], v[k] - v[i])
-    length = np.linalg.norm(nrm, axis=1)
-    scale = float(np.max(np.ptp(v, axis=0)))
-    ok = length > 1e-12 * scale * scale
-    i, j, k, nrm = i[ok], j[ok], k[ok], nrm[ok] / length[ok, None]
-    s = np.einsum("tmd,td->tm", v[None, :, :] - v[i][:, None, :], nrm)
-    tol = 1e-9 * scale
-    out_pos = (s > tol).any(1)
-    out_neg = (s < -tol).any(1)
-    face = ~(out_pos & out_neg)
-    if not face.any():
-        return np.zeros((0, 3))
-    i, j, k, out_pos = i[face], j[face], k[face], out_pos[face]
-    # orient outward: the other vertices must lie on the negative side
-    j2 = np.where(out_pos, k, j)
-    k2 = np.where(out_pos, j, k)
-    return np.stack([v[i], v[j2], v[k2]], axis=1).reshape(-1, 3)
 
 
 def _time_msg(stamp) -> Time:
@@ -146,28 +93,51 @@ def _finite(a, fill=0.0):
     return a if finite.all() else np.where(finite, a, fill)
 
 
-def _contact_marker_pair(lifetime: Duration) -> tuple:
-    """The ARROW and SPHERE_LIST of one contact with what every contact shares (type, action,
-    lifetime, orientation, scale, opacity); :meth:`MarkerBuilder.contact_markers` sets the
-    rest on every use."""
-    arrow = Marker(type=Marker.ARROW, action=Marker.ADD, lifetime=lifetime)
-    arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.004, 0.008, 0.012
-    pts = Marker(type=Marker.SPHERE_LIST, action=Marker.ADD, lifetime=lifetime)
-    pts.scale.x = pts.scale.y = pts.scale.z = 0.01
-    for m in (arrow, pts):
-        m.pose.orientation.w = 1.0
-        m.color.a = 1.0
-    return arrow, pts
+_MARKER_TYPE = {SPHERE: Marker.SPHERE, CAPSULE: Marker.CYLINDER, BOX: Marker.CUBE,
+                CYLINDER: Marker.CYLINDER, CONE: Marker.TRIANGLE_LIST, PLANE: Marker.CUBE,
+                CONVEX: Marker.TRIANGLE_LIST}
+_TEMPLATES_KEPT = 64  # layouts (contact sets) kept per model before the cache starts afresh
+
+
+class _Numbers:
+    """The numbers of one MarkerArray layout as views into two flat arrays.
+
+    ``v64`` (float64): shape marker positions ``pos (M,3)``, orientations ``quat (M,4)``
+    [x,y,z,w], scales of the markers that are not meshes ``scale (S,3)``, contact points
+    ``contact_points (C,4,3)`` (arrow start, arrow end, witness point 1, witness point 2) and
+    probe centres ``probe_points (P,3)``; ``v32`` (float32): RGB of the shape markers
+    ``shape_rgb (M,3)``, of the contacts ``contact_rgb (C,3)`` and of the probes ``probe_rgb
+    (P,3)``. Metres, world frame.
+    """
+
+    def __init__(self, v64, v32, m: int, s: int, c: int, p: int):
+        self.v64, self.v32 = v64, v32
+        cut64 = np.cumsum([3 * m, 4 * m, 3 * s, 12 * c])
+        self.pos, self.quat, self.scale, self.contact_points, self.probe_points = (
+            part.reshape(shape) for part, shape in zip(
+                np.split(v64, cut64), ((m, 3), (m, 4), (s, 3), (c, 4, 3), (p, 3))))
+        self.shape_rgb, self.contact_rgb, self.probe_rgb = (
+            part.reshape(-1, 3) for part in np.split(v32, np.cumsum([3 * m, 3 * c])))
+
+    @classmethod
+    def zeros(cls, m: int, s: int, c: int, p: int) -> "_Numbers":
+        return cls(np.zeros(3 * m + 4 * m + 3 * s + 12 * c + 3 * p),
+                   np.zeros(3 * (m + c + p), np.float32), m, s, c, p)
 
 
 class MarkerBuilder:
-    """Static marker layout of one model; :meth:`build` fills poses and colours per cycle.
+    """Static marker layout of one model; :meth:`build` gives each cycle's serialized array.
 
     ``kinds (N,)``: shape kind codes; ``shape_labels (N,)``: body name of each shape (marker
     namespace ``shapes/<label>``); ``pairs (P,2)``: shape indices of the checked pairs (to colour
     each shape by its smallest pair distance); ``hulls``: the outward triangles of CONVEX shapes as
-    points ``(3T,3)`` in the shape's frame (list of N, None elsewhere; from the ``HullSet``); ``cone_size``: (radius, height) per shape for CONE shapes (from
-    the world shapes' ``half``). Sizes in metres; colours RGBA in [0, 1].
+    points ``(3T,3)`` in the shape's frame (list of N, None elsewhere; from the ``HullSet``);
+    ``cone_half``: the world shapes' ``half`` (N,3), for the cones' radius and height. Sizes in
+    metres; colours RGBA in [0, 1].
+
+    :meth:`build` serializes a :class:`~ambf_collision.ros.message_template.MessageTemplate` once
+    per layout (the world frame, the contacts' namespaces in order, the probe count) and then only
+    writes the cycle's poses, scales, points, colours and stamp into its bytes.
     """
 
     def __init__(self, kinds, shape_labels, pairs=None, hulls=None, world_frame="world",
@@ -191,39 +161,29 @@ class MarkerBuilder:
         self.force_full_scale = float(force_full_scale)
         self.arrow_length = float(arrow_length)
         self._shape_d = np.empty(n)
-        self._contact_pool: list = []  # (ARROW, SPHERE_LIST) per contact index, grown on demand
+        self._templates: dict = {}  # layout key -> (MessageTemplate, _Numbers)
 
+        # shape markers: the N main markers, then each capsule's cap spheres at a, then at b
         self.caps = np.flatnonzero(self.kinds == CAPSULE)
-        per_label: dict[str, int] = {}
-        self.shape_markers: list[Marker] = []
-        marker_type = {SPHERE: Marker.SPHERE, CAPSULE: Marker.CYLINDER, BOX: Marker.CUBE,
-                       CYLINDER: Marker.CYLINDER, CONE: Marker.TRIANGLE_LIST, PLANE: Marker.CUBE,
-                       CONVEX: Marker.TRIANGLE_LIST}
+        self.owner = np.concatenate([np.arange(n), self.caps, self.caps]).astype(np.intp)
         hulls = hulls if hulls is not None else [None] * n
-        owners = list(range(n)) + list(self.caps) + list(self.caps)
-        for k in owners:
-            m = Marker()
-            m.header.frame_id = world_frame
-            m.ns = f"shapes/{self.labels[k]}"
-            m.id = per_label.get(m.ns, 0)
-            per_label[m.ns] = m.id + 1
-            m.type = marker_type[int(self.kinds[k])] if len(self.shape_markers) < n else Marker.SPHERE
-            m.action = Marker.ADD
-            m.lifetime = self.lifetime
-            m.color.a = float(plane_alpha if self.kinds[k] == PLANE else shape_alpha)
-            if len(self.shape_markers) < n and self.kinds[k] in (CONE, CONVEX):
-                if self.kinds[k] == CONE:
-                    r, h = (cone_half[k][0], 2.0 * cone_half[k][2]) if cone_half is not None \
-                        else (0.05, 0.1)
-                    tris = cone_triangles(r, h)
-                else:
-                    tris = hulls[k] if hulls[k] is not None else np.zeros((0, 3))
-                m.points = [_pt(p) for p in tris]
-                m.scale.x = m.scale.y = m.scale.z = 1.0
-            self.shape_markers.append(m)
-        self.owner = np.array(owners, dtype=np.intp)
-        self.deleteall = Marker(action=Marker.DELETEALL)
-        self.deleteall.header.frame_id = world_frame
+        per_label: dict[str, int] = {}
+        self._shape_static = []  # (ns, id, type, alpha, mesh points or None) per shape marker
+        for i, k in enumerate(self.owner.tolist()):
+            ns = f"shapes/{self.labels[k]}"
+            marker_id = per_label.get(ns, 0)
+            per_label[ns] = marker_id + 1
+            kind = int(self.kinds[k])
+            mesh = None
+            if i < n and kind == CONE:
+                r, h = (cone_half[k][0], 2.0 * cone_half[k][2]) if cone_half is not None \
+                    else (0.05, 0.1)
+                mesh = [_pt(p) for p in cone_triangles(r, h)]
+            elif i < n and kind == CONVEX:
+                mesh = [_pt(p) for p in (hulls[k] if hulls[k] is not None else ())]
+            self._shape_static.append((ns, marker_id, _MARKER_TYPE[kind] if i < n else Marker.SPHERE,
+                                       float(plane_alpha if kind == PLANE else shape_alpha), mesh))
+        self.scaled = np.array([mesh is None for *_, mesh in self._shape_static], dtype=bool)
 
     @classmethod
     def from_world_shapes(cls, world, shape_labels, pairs=None, **kw) -> "MarkerBuilder":
@@ -286,75 +246,103 @@ class MarkerBuilder:
         return _finite(pos), _finite(q), scale
 
     def build(self, world, pair_distances=None, contacts=(), probe_result=None, stamp=None,
-              world_frame=None) -> MarkerArray:
-        """The MarkerArray of this cycle: DELETEALL, shapes, contacts, probes (see module doc)."""
+              world_frame=None) -> bytes:
+        """The serialized MarkerArray of this cycle (``publisher.publish(bytes)``; rclpy's
+        ``deserialize_message(raw, MarkerArray)`` reads it): DELETEALL, shapes, contacts,
+        probes (see module doc)."""
         frame = world_frame or self.world_frame
         t = _time_msg(stamp)
-        out = MarkerArray()
-        self.deleteall.header.stamp = t
-        self.deleteall.header.frame_id = frame
-        out.markers.append(self.deleteall)
-        sd = self.shape_distances(pair_distances if pair_distances is not None else [])
-        sd = np.where(self.checked, sd, math.inf)
-        rgb = distance_colors(sd, self.near)[self.owner]
-        pos, q, scale = self.shape_poses(world)
-        for m, p, o, s, c in zip(self.shape_markers, pos.tolist(), q.tolist(), scale.tolist(),
-                                 rgb.tolist()):
-            m.header.stamp = t
-            m.header.frame_id = frame
-            m.pose.position.x, m.pose.position.y, m.pose.position.z = p
-            o_ = m.pose.orientation
-            o_.x, o_.y, o_.z, o_.w = o
-            if m.type != Marker.TRIANGLE_LIST:
-                m.scale.x, m.scale.y, m.scale.z = s
-            m.color.r, m.color.g, m.color.b = c
-        out.markers.extend(self.shape_markers)
-        out.markers.extend(self.contact_markers(contacts, t, frame))
-        if probe_result is not None and len(getattr(probe_result, "names", ())):
-            out.markers.append(self.probe_marker(probe_result, t, frame))
-        return out
-
-    def contact_markers(self, contacts, stamp, frame) -> list:
-        """ARROW (normal from witness point 1) and SPHERE_LIST (witness points) per contact,
-        namespace ``body_1=body_2``, ids 2k and 2k+1 for the k-th contact of that pair."""
-        out, count = [], {}
         contacts = list(contacts)
-        if not contacts:
-            return out
-        d = np.array([float(c.distance) for c in contacts])
-        rgb = distance_colors(np.where(np.isfinite(d), d, -1.0), self.near)
-        pool = self._contact_pool
-        while len(pool) < len(contacts):  # the markers of the i-th contact, reused
-            pool.append(_contact_marker_pair(self.lifetime))
-        for c, col, (arrow, pts) in zip(contacts, rgb.tolist(), pool):
-            ns = f"{c.body_1}={c.body_2}"
+        probes = len(getattr(probe_result, "names", ())) if probe_result is not None else 0
+        key = (frame, tuple(f"{c.body_1}={c.body_2}" for c in contacts), probes)
+        entry = self._templates.get(key)
+        if entry is None:
+            if len(self._templates) >= _TEMPLATES_KEPT:
+                self._templates.clear()
+            entry = self._templates[key] = self._template(*key)
+        template, numbers = entry
+        self._cycle_numbers(numbers, world, pair_distances, contacts, probe_result)
+        return template.fill(numbers.v64, numbers.v32, t.sec, t.nanosec)
+
+    def _cycle_numbers(self, out: _Numbers, world, pair_distances, contacts, pr) -> None:
+        """Writes this cycle's numbers into ``out`` (no value is ever NaN)."""
+        sd = self.shape_distances(pair_distances if pair_distances is not None else [])
+        out.shape_rgb[:] = distance_colors(np.where(self.checked, sd, math.inf), self.near)[self.owner]
+        pos, q, scale = self.shape_poses(world)
+        out.pos[:], out.quat[:], out.scale[:] = pos, q, scale[self.scaled]
+        if contacts:
+            d = np.array([float(c.distance) for c in contacts])
+            out.contact_rgb[:] = distance_colors(np.where(np.isfinite(d), d, -1.0), self.near)
+            p1, p2, nrm = (_finite(np.array([getattr(c, k) for c in contacts], float).reshape(-1, 3))
+                           for k in ("point_1", "point_2", "normal"))
+            length = np.maximum(self.arrow_length, np.abs(np.nan_to_num(d)))
+            cp = out.contact_points
+            cp[:, 0], cp[:, 1], cp[:, 2], cp[:, 3] = p1, p1 + length[:, None] * nrm, p1, p2
+            cp[:] = _finite(cp)
+        if len(out.probe_points):
+            out.probe_points[:] = _finite(pr.position).reshape(-1, 3)
+            out.probe_rgb[:] = force_colors(pr.force, pr.in_contact, self.force_full_scale)
+
+    def _template(self, frame: str, contact_namespaces: tuple, probes: int):
+        """(MessageTemplate, _Numbers) of one layout."""
+        m, s, c = len(self.owner), int(self.scaled.sum()), len(contact_namespaces)
+        numbers = _Numbers.zeros(m, s, c, probes)
+
+        def array(v64, v32, stamp):
+            return self._marker_array(frame, contact_namespaces,
+                                      _Numbers(v64, v32, m, s, c, probes), Time(sec=stamp[0],
+                                                                                nanosec=stamp[1]))
+
+        return MessageTemplate(array, len(numbers.v64), len(numbers.v32)), numbers
+
+    def _marker_array(self, frame: str, contact_namespaces, nums: _Numbers, stamp: Time):
+        """The MarkerArray of one layout with the numbers ``nums`` (for :class:`MessageTemplate`)."""
+        def marker(**kw) -> Marker:
+            mk = Marker(action=Marker.ADD, lifetime=self.lifetime, **kw)
+            mk.header.stamp, mk.header.frame_id = stamp, frame
+            return mk
+
+        deleteall = Marker(action=Marker.DELETEALL)
+        deleteall.header.stamp, deleteall.header.frame_id = stamp, frame
+        out = [deleteall]
+        scales = iter(nums.scale.tolist())
+        for (ns, marker_id, kind, alpha, mesh), p, q, rgb in zip(
+                self._shape_static, nums.pos.tolist(), nums.quat.tolist(), nums.shape_rgb.tolist()):
+            mk = marker(ns=ns, id=marker_id, type=kind)
+            mk.pose.position = Point(x=p[0], y=p[1], z=p[2])
+            mk.pose.orientation.x, mk.pose.orientation.y, mk.pose.orientation.z, \
+                mk.pose.orientation.w = q
+            if mesh is None:
+                mk.scale.x, mk.scale.y, mk.scale.z = next(scales)
+            else:
+                mk.scale.x = mk.scale.y = mk.scale.z = 1.0
+                mk.points = mesh
+            mk.color = ColorRGBA(r=rgb[0], g=rgb[1], b=rgb[2], a=alpha)
+            out.append(mk)
+        count: dict = {}
+        for ns, pts, rgb in zip(contact_namespaces, nums.contact_points.tolist(),
+                                nums.contact_rgb.tolist()):
             k = count.get(ns, 0)
             count[ns] = k + 1
-            p1, p2 = _finite(c.point_1), _finite(c.point_2)
-            nrm = _finite(c.normal)
-            length = max(self.arrow_length, abs(float(np.nan_to_num(c.distance))))
-            for m, marker_id in ((arrow, 2 * k), (pts, 2 * k + 1)):
-                m.ns, m.id = ns, marker_id
-                m.header.stamp, m.header.frame_id = stamp, frame
-                m.color.r, m.color.g, m.color.b = col
-            arrow.points = [_pt(p1), _pt(p1 + length * nrm)]
-            pts.points = [_pt(p1), _pt(p2)]
-            out += [arrow, pts]
-        return out
-
-    def probe_marker(self, pr, stamp, frame) -> Marker:
-        """One SPHERE_LIST of all probe centres, coloured by force (see :func:`force_colors`)."""
-        m = Marker(ns="probes", id=0, type=Marker.SPHERE_LIST, action=Marker.ADD,
-                   lifetime=self.lifetime)
-        m.header.stamp, m.header.frame_id = stamp, frame
-        m.pose.orientation.w = 1.0
-        m.scale.x = m.scale.y = m.scale.z = self.probe_diameter
-        m.color.a = 1.0
-        pos = _finite(pr.position).reshape(-1, 3)
-        rgb = force_colors(pr.force, pr.in_contact, self.force_full_scale)
-        m.points = [Point(x=x, y=y, z=z) for x, y, z in pos.tolist()]
-        m.colors = [ColorRGBA(r=r, g=g, b=b, a=1.0) for r, g, b in rgb.tolist()]
-        return m
+            arrow = marker(ns=ns, id=2 * k, type=Marker.ARROW)
+            arrow.scale.x, arrow.scale.y, arrow.scale.z = 0.004, 0.008, 0.012
+            arrow.points = [_pt(pts[0]), _pt(pts[1])]
+            witness = marker(ns=ns, id=2 * k + 1, type=Marker.SPHERE_LIST)
+            witness.scale.x = witness.scale.y = witness.scale.z = 0.01
+            witness.points = [_pt(pts[2]), _pt(pts[3])]
+            for mk in (arrow, witness):
+                mk.pose.orientation.w = 1.0
+                mk.color = ColorRGBA(r=rgb[0], g=rgb[1], b=rgb[2], a=1.0)
+            out += [arrow, witness]
+        if len(nums.probe_points):  # one SPHERE_LIST of all probe centres, coloured by force
+            mk = marker(ns="probes", id=0, type=Marker.SPHERE_LIST)
+            mk.pose.orientation.w = 1.0
+            mk.scale.x = mk.scale.y = mk.scale.z = self.probe_diameter
+            mk.color.a = 1.0
+            mk.points = [_pt(p) for p in nums.probe_points.tolist()]
+            mk.colors = [ColorRGBA(r=r, g=g, b=b, a=1.0) for r, g, b in nums.probe_rgb.tolist()]
+            out.append(mk)
+        return MarkerArray(markers=out)
 
 
 # -- convenience entry point for the node --------------------------------------------------------
@@ -384,8 +372,9 @@ def _model_scene(model, result, data, world=None):
 
 
 def build_markers(model, result, probe_result, world_frame, stamp, *, data=None, world=None,
-                  near=0.05, lifetime=0.25, cache=None, **kw) -> MarkerArray:
-    """MarkerArray of a model's evaluation ``result`` (and ``probe_result``, may be None).
+                  near=0.05, lifetime=0.25, cache=None, **kw) -> bytes:
+    """The serialized MarkerArray of a model's evaluation ``result`` (and ``probe_result``, may
+    be None); ``deserialize_message(raw, MarkerArray)`` reads it, a publisher sends it raw.
 
     Uses from ``model``: ``shape_body_names`` (or ``body_names`` + ``shape_body``) and ``pairs``
     (P,2) shape indices; from ``result``: ``distances (P,)``, ``contacts``, and the world shapes

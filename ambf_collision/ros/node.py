@@ -13,8 +13,10 @@ Topics (relative names are remappable and take the node's namespace; ``~`` is th
 - out: ``~/contacts`` (ContactArray) on every evaluation and at ``heartbeat_rate`` when no joint
   state arrives; ``~/probes`` (ProbeArray) with it when probe files are given (each is built
   and published only while it has a subscriber: nothing is spent on a message no one reads);
-  ``~/markers`` (visualization_msgs/MarkerArray) from their own timer at ``marker_rate``, of
-  the latest evaluation, only while someone subscribes (never on the evaluation path);
+  ``~/markers`` (visualization_msgs/MarkerArray) of the latest evaluation, at most
+  ``marker_rate`` per second and only while someone subscribes: built right after an
+  evaluation's contacts and probes are out (in the gap before the next joint state, never
+  before an answer), or by a timer at ``marker_rate`` for the last evaluation when they stop;
   ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) from a thread of its own, exactly one
   message per ``diagnostics_period`` of wall time, however busy the executor is.
 - services: ``~/enable`` (std_srvs/SetBool), ``~/reload`` (std_srvs/Trigger: the files are read
@@ -100,6 +102,8 @@ class CollisionMonitorNode(Node):
         self._stats = CycleStats()
         self._last_out = self._last_eval = self._marked = None
         self._marker_cache: dict = {}   # build_markers' layout of the current model
+        self._marker_period = 1.0 / p["marker_rate"]  # s
+        self._markers_due = 0.0  # time.perf_counter() from which the next markers may go out
         self._loader = SceneLoader(wake=self._wake_executor)
 
         self._install(self._load(p), previous=None)
@@ -303,6 +307,7 @@ class CollisionMonitorNode(Node):
         if out.evaluated:
             self._stats.add(out.compute_time, cycle)
             self._last_eval = out
+            self._publish_markers_when_due()
         self._last_out = out
 
     def _stamp(self, out) -> Time:
@@ -347,21 +352,30 @@ class CollisionMonitorNode(Node):
         else:
             self.probes_pub.publish(pw.fill(out.status, self._stamp(out), out.probes))
 
-    # -- markers: from their own timer, never on the evaluation path ---------------------------
+    # -- markers: after an evaluation's answers, at most marker_rate per second -----------------
     def _on_marker_timer(self):
-        """At ``marker_rate``: the markers of the latest evaluation, when there is a new one
-        and someone subscribes (the evaluation's buffers hold it until the next evaluation,
-        which cannot run during this callback)."""
+        """At ``marker_rate``: the markers of the last evaluation when joint states stopped
+        before the cycles published them."""
+        self._publish_markers_when_due()
+
+    def _publish_markers_when_due(self):
+        """The markers of the latest evaluation, when there is a new one, someone subscribes and
+        ``1 / marker_rate`` has passed since the last (on a grid of that period while they keep
+        coming). The evaluation's buffers hold it until the next evaluation, which cannot run
+        during this call."""
         out = self._last_eval
+        now = time.perf_counter()
         if (not self.publish_markers or out is None or out is self._marked or self.scene.empty
-                or self.markers_pub.get_subscription_count() == 0):
+                or now < self._markers_due or self.markers_pub.get_subscription_count() == 0):
             return
         from ambf_collision.ros.markers import build_markers
 
         self._marked = out
-        arr = build_markers(self.model, out.result, out.probes, self.world_frame, self._stamp(out),
+        late = now - self._markers_due > self._marker_period  # none for a while: a new grid
+        self._markers_due = (now if late else self._markers_due) + self._marker_period
+        raw = build_markers(self.model, out.result, out.probes, self.world_frame, self._stamp(out),
                             near=self.monitor.config.report_distance, cache=self._marker_cache)
-        self.markers_pub.publish(arr)
+        self.markers_pub.publish(raw)  # the serialized MarkerArray
         self.markers_published += 1
 
     # -- diagnostics: from a thread of their own -----------------------------------------------
@@ -506,6 +520,7 @@ class CollisionMonitorNode(Node):
         if "diagnostics_period" in changes:
             self._diagnostics.period = changes["diagnostics_period"]
         if "marker_rate" in changes:
+            self._marker_period = 1.0 / changes["marker_rate"]
             self.marker_timer = self._new_timer(self.marker_timer, 1.0 / changes["marker_rate"],
                                                 self._on_marker_timer)
         if "transform_tolerance" in changes:

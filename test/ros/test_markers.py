@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 
 pytest.importorskip("visualization_msgs.msg", reason="ROS 2 messages not importable: run via `make test`")
-from visualization_msgs.msg import Marker  # noqa: E402
+from rclpy.serialization import deserialize_message  # noqa: E402
+from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from conftest import REPO
 from ambf_collision.geometry.world_shapes import WorldShapes  # noqa: E402
 from ambf_collision.ros.markers import (GREEN, GREY, RED, MarkerBuilder, build_markers,  # noqa: E402
-                                        distance_colors, force_colors, hull_triangles)
+                                        distance_colors, force_colors)
 from ambf_collision.geometry.shapes import Box, Capsule, Cone, ConvexHull, Cylinder, Plane, Sphere  # noqa: E402
 from ambf_collision.geometry.transforms import quat_to_matrix  # noqa: E402
 DEMO = REPO / "examples" / "demo" / "demo_arm.yaml"
@@ -39,6 +40,12 @@ def _scene():
     ]
     labels = ["arm", "ball", "box", "cyl", "cone", "floor", "ceiling", "dot"]
     return WorldShapes.from_shapes(shapes), labels
+
+
+def _decode(raw: bytes) -> MarkerArray:
+    """The builder's serialized array, read by rclpy's own deserializer."""
+    assert isinstance(raw, bytes)
+    return deserialize_message(raw, MarkerArray)
 
 
 def _walk_numbers(msg, path="m"):
@@ -90,7 +97,7 @@ def _same_rotation(q1, q2):
 def test_layout_counts_types_and_deleteall_first():
     world, labels = _scene()
     b = MarkerBuilder.from_world_shapes(world, labels, pairs=[[0, 1]])
-    arr = b.build(world, [0.3], stamp=12.5)
+    arr = _decode(b.build(world, [0.3], stamp=12.5))
     assert arr.markers[0].action == Marker.DELETEALL
     ns = _by_ns(arr)
     # 8 main markers + 2 caps for each of the 2 capsules
@@ -111,7 +118,7 @@ def test_layout_counts_types_and_deleteall_first():
 
 def test_capsule_cylinder_along_segment_with_caps():
     world, labels = _scene()
-    arr = MarkerBuilder.from_world_shapes(world, labels).build(world)
+    arr = _decode(MarkerBuilder.from_world_shapes(world, labels).build(world))
     cyl, cap_a, cap_b = _by_ns(arr)["shapes/arm"]
     np.testing.assert_allclose(_pos(cyl), [0.1, 0.35, 0.5], atol=1e-12)  # midpoint
     np.testing.assert_allclose(_scale(cyl), [2 * R_CAP, 2 * R_CAP, 0.5], atol=1e-12)
@@ -126,8 +133,8 @@ def test_capsule_cylinder_along_segment_with_caps():
 
 def test_solid_poses_and_planes():
     world, labels = _scene()
-    ns = _by_ns(MarkerBuilder.from_world_shapes(world, labels, plane_size=4.0,
-                                                plane_thickness=0.01).build(world))
+    ns = _by_ns(_decode(MarkerBuilder.from_world_shapes(world, labels, plane_size=4.0,
+                                                        plane_thickness=0.01).build(world)))
     ball = ns["shapes/ball"][0]
     np.testing.assert_allclose(_pos(ball), [1, 2, 3])
     np.testing.assert_allclose(_scale(ball), [0.4, 0.4, 0.4])
@@ -154,7 +161,7 @@ def test_solid_poses_and_planes():
 
 def test_degenerate_capsule_is_finite_and_visible():
     world, labels = _scene()
-    arr = MarkerBuilder.from_world_shapes(world, labels).build(world, stamp=float("nan"))
+    arr = _decode(MarkerBuilder.from_world_shapes(world, labels).build(world, stamp=float("nan")))
     dot = _by_ns(arr)["shapes/dot"]
     for m in dot:
         assert np.all(_scale(m) > 0)
@@ -167,7 +174,7 @@ def test_colours_by_smallest_pair_distance():
     # arm-ball in contact, ball-box near, cyl-cone far, floor unchecked elsewhere
     pairs = [[0, 1], [1, 2], [3, 4], [2, 4]]
     b = MarkerBuilder.from_world_shapes(world, labels, pairs=pairs, near=0.05)
-    ns = _by_ns(b.build(world, [-0.003, 0.02, 0.4, 1.0]))
+    ns = _by_ns(_decode(b.build(world, [-0.003, 0.02, 0.4, 1.0])))
 
     def rgb(label, i=0):
         c = ns[f"shapes/{label}"][i].color
@@ -206,7 +213,7 @@ def test_contact_arrows_and_namespaces():
         SimpleNamespace(body_1="/a/x", body_2="/a/z", distance=0.03, point_1=np.array([np.nan, 0, 0]),
                         point_2=np.array([0, 0, 0.0]), normal=np.array([0, 1.0, 0])),
     ]
-    arr = b.build(world, contacts=contacts)
+    arr = _decode(b.build(world, contacts=contacts))
     ns = _by_ns(arr)
     xy = ns["/a/x=/a/y"]
     assert [(m.type, m.id) for m in xy] == [(Marker.ARROW, 0), (Marker.SPHERE_LIST, 1),
@@ -227,7 +234,7 @@ def test_probe_sphere_list_coloured_by_force():
                          position=np.array([[0, 0, 0], [0.01, 0, 0], [0.02, 0, 0.0]]),
                          force=np.array([[0, 0, 0], [0, 0, 2.0], [0, 0, 0.0]]),
                          in_contact=np.array([False, True, True]))
-    m = _by_ns(b.build(world, probe_result=pr))["probes"]
+    m = _by_ns(_decode(b.build(world, probe_result=pr)))["probes"]
     assert len(m) == 1 and m[0].type == Marker.SPHERE_LIST
     assert len(m[0].points) == 3 and len(m[0].colors) == 3
     assert m[0].scale.x == pytest.approx(0.004)
@@ -236,21 +243,18 @@ def test_probe_sphere_list_coloured_by_force():
     assert m[0].points[1].x == pytest.approx(0.01)
 
 
-def test_convex_hull_triangles_of_a_cube_face_outward():
+def test_convex_hull_marker_draws_the_cube_faces_outward():
     cube = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)
-    tris = hull_triangles(np.vstack([cube, [[0.5, 0.5, 0.5]]])).reshape(-1, 3, 3)
-    # 6 faces x 2 triangles; a face's 4 coplanar points give 4 triangles, so 24 coplanar ones
-    assert len(tris) >= 12
-    n = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
-    c = tris.mean(axis=1) - 0.5
-    assert np.all(np.einsum("ij,ij->i", n, c) > 0)
-    area = 0.5 * np.linalg.norm(n, axis=1)
-    assert area.sum() == pytest.approx(6.0 * 2.0)  # each face covered twice by its two diagonals
-    assert hull_triangles(np.eye(3)).shape == (0, 3)  # flat: not drawn
-    hull = ConvexHull(cube, [0, 0, 0], [0, 0, 0, 1])
+    hull = ConvexHull(np.vstack([cube, [[0.5, 0.5, 0.5]]]), [0, 0, 0], [0, 0, 0, 1])
     w = WorldShapes.from_shapes([hull])
-    m = MarkerBuilder.from_world_shapes(w, ["h"]).build(w).markers[1]
-    assert m.type == Marker.TRIANGLE_LIST and len(m.points) % 3 == 0 and len(m.points) >= 36
+    m = _decode(MarkerBuilder.from_world_shapes(w, ["h"]).build(w)).markers[1]
+    assert m.type == Marker.TRIANGLE_LIST
+    tris = np.array([[p.x, p.y, p.z] for p in m.points]).reshape(-1, 3, 3)
+    n = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+    c = tris.mean(axis=1) - 0.5  # from the cube's centre (the interior point is not a vertex)
+    assert np.all(np.einsum("ij,ij->i", n, c) > 0)  # every triangle faces outward
+    assert 0.5 * np.linalg.norm(n, axis=1).sum() == pytest.approx(6.0)  # the surface, once
+    assert np.all(np.isin(tris.reshape(-1, 3), [0.0, 1.0]))  # the cube's corners only
 
 
 def test_demo_model_markers_match_adf_locations():
@@ -262,7 +266,7 @@ def test_demo_model_markers_match_adf_locations():
     model = Model.from_files([str(DEMO)])
     data = model.create_data()
     result = model.evaluate(data)
-    arr = build_markers(model, result, None, "world", 0.0)
+    arr = _decode(build_markers(model, result, None, "world", 0.0))
     ns = _by_ns(arr)
     # demo_arm.yaml: upper_arm location z 0.35, collision offset z 0.2, CAPSULE height 0.4 r 0.045
     # (AMBF capsule height is the full length including the caps: segment 0.4 - 2*0.045)
@@ -281,7 +285,7 @@ def test_demo_model_markers_match_adf_locations():
     pos = demo_joint_positions(t)
     model.set_joint_positions(data, list(pos), list(pos.values()))
     result = model.evaluate(data, report_distance=0.05)
-    arr = build_markers(model, result, None, "world", 1.0)
+    arr = _decode(build_markers(model, result, None, "world", 1.0))
     assert result.contacts and result.min_distance < 0
     c = result.contacts[0]
     ns = _by_ns(arr)
@@ -290,3 +294,30 @@ def test_demo_model_markers_match_adf_locations():
     red = [m for m in arr.markers[1:] if m.ns.startswith("shapes/") and m.color.g == 0.0]
     assert {m.ns for m in red} >= {f"shapes/{c.body_1}", f"shapes/{c.body_2}"}
     _assert_no_nan(arr)
+
+
+def test_contacts_that_come_and_go_keep_their_own_markers():
+    """Each cycle's array carries that cycle's contacts, whatever the builder built before (its
+    layouts are kept per contact set: a set seen again reuses its layout with new numbers)."""
+    world, labels = _scene()
+    b = MarkerBuilder.from_world_shapes(world, labels, arrow_length=0.05)
+
+    def contact(b1, b2, p1, d=-0.001):
+        p1 = np.asarray(p1, float)
+        return SimpleNamespace(body_1=b1, body_2=b2, distance=d, point_1=p1,
+                               point_2=p1 + [0, 0, 0.001], normal=np.array([0, 0, 1.0]))
+
+    cycles = [[contact("/a/x", "/a/y", [0, 0, 1])],
+              [contact("/a/x", "/a/z", [1, 0, 0]), contact("/a/x", "/a/y", [0, 1, 0])],
+              [],
+              [contact("/a/x", "/a/y", [0, 0, 2], d=0.02)]]
+    for contacts in cycles:
+        arr = _decode(b.build(world, contacts=contacts))
+        arrows = [m for m in arr.markers if m.type == Marker.ARROW and m.action == Marker.ADD]
+        assert [m.ns for m in arrows] == [f"{c.body_1}={c.body_2}" for c in contacts]
+        for m, c in zip(arrows, contacts):
+            np.testing.assert_array_equal([m.points[0].x, m.points[0].y, m.points[0].z], c.point_1)
+            assert m.points[1].z == c.point_1[2] + 0.05  # arrow_length along +z
+        assert len(arr.markers) == 1 + 8 + 4 + 2 * len(contacts)
+    far = _decode(b.build(world, contacts=cycles[3]))
+    assert far.markers[-1].color.g > 0.0  # 2 cm: orange-yellow, no longer the first cycle's red
