@@ -81,7 +81,10 @@ SUPPORT_TIE_RELATIVE = 16 * 2.220446049250313e-16
 #: GJK stops when the gap between its upper bound of the core distance (|v|, the distance of the
 #: simplex from the origin) and its lower bound (the separating plane v . w / |v|) is below this
 #: (m). Polytopes end earlier, on a repeated support point (exact up to rounding); curved shapes
-#: (cylinder, cone) converge to it. Rounding of v . w is ~1e-16 m for metre-size scenes.
+#: (cylinder, cone) converge to it, or stop a little short of it where a new support point no
+#: longer brings the simplex closer in floating point (two cylinders 0.11 m apart, a random test
+#: case: stopped at a gap of 2.9e-11 m, the witness points 3.4e-11 m inside their supporting
+#: planes). Rounding of v . w is ~1e-16 m for metre-size scenes.
 GJK_TOLERANCE = 1e-12
 
 #: Cores closer than this (m) count as touching: EPA then gives the signed distance and a normal
