@@ -90,10 +90,13 @@ class NodeProcess:
         try:
             out, err = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            self._kill()
             out, err = self.proc.communicate()
             raise AssertionError(f"node did not stop within {timeout} s after {sig!r}:\n{err}")
         return self.proc.returncode, out, err
+
+    def _kill(self):
+        self.proc.kill()
 
 
 SPHERE_ADF = """
@@ -162,8 +165,16 @@ class LaunchProcess(NodeProcess):
         cmd = [sys.executable, "-c", LAUNCH_CODE, str(launch_file), *args]
         env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1",
                    RCUTILS_COLORIZED_OUTPUT="0")
+        # a session of its own: a launch that does not stop is killed with the nodes it started
+        # (killed alone, they would live on as orphans and load every later test and bench)
         self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, cwd=str(cwd or REPO))
+                                     text=True, cwd=str(cwd or REPO), start_new_session=True)
+
+    def _kill(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def installed_launch_file(name: str) -> Path:
