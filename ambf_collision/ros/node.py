@@ -128,7 +128,7 @@ class CollisionMonitorNode(Node):
         self.heartbeat_timer = self.create_timer(1.0 / self.config.heartbeat_rate, self._on_heartbeat)
         self.deferred_timer = self.create_timer(1.0 / self.config.max_rate, self._on_deferred)
         self.deferred_timer.cancel()
-        self.marker_timer = self.create_timer(1.0 / p["marker_rate"], self._on_marker_timer)
+        self.marker_timer = self.create_timer(self._marker_period, self._on_marker_timer)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._diagnostics = PeriodicThread(
             p["diagnostics_period"], self._on_diagnostics, "ambf_collision diagnostics",
@@ -521,7 +521,7 @@ class CollisionMonitorNode(Node):
             self._diagnostics.period = changes["diagnostics_period"]
         if "marker_rate" in changes:
             self._marker_period = 1.0 / changes["marker_rate"]
-            self.marker_timer = self._new_timer(self.marker_timer, 1.0 / changes["marker_rate"],
+            self.marker_timer = self._new_timer(self.marker_timer, self._marker_period,
                                                 self._on_marker_timer)
         if "transform_tolerance" in changes:
             self.tf.tolerance = changes["transform_tolerance"]
