@@ -104,24 +104,24 @@ class _Numbers:
 
     ``v64`` (float64): shape marker positions ``pos (M,3)``, orientations ``quat (M,4)``
     [x,y,z,w], scales of the markers that are not meshes ``scale (S,3)``, contact points
-    ``contact_points (C,4,3)`` (arrow start, arrow end, witness point 1, witness point 2) and
-    probe centres ``probe_points (P,3)``; ``v32`` (float32): RGB of the shape markers
+    ``contact_points (C,3,3)`` (witness point 1, where the arrow starts; the arrow's end; witness
+    point 2) and probe centres ``probe_points (P,3)``; ``v32`` (float32): RGB of the shape markers
     ``shape_rgb (M,3)``, of the contacts ``contact_rgb (C,3)`` and of the probes ``probe_rgb
     (P,3)``. Metres, world frame.
     """
 
     def __init__(self, v64, v32, m: int, s: int, c: int, p: int):
         self.v64, self.v32 = v64, v32
-        cut64 = np.cumsum([3 * m, 4 * m, 3 * s, 12 * c])
+        cut64 = np.cumsum([3 * m, 4 * m, 3 * s, 9 * c])
         self.pos, self.quat, self.scale, self.contact_points, self.probe_points = (
             part.reshape(shape) for part, shape in zip(
-                np.split(v64, cut64), ((m, 3), (m, 4), (s, 3), (c, 4, 3), (p, 3))))
+                np.split(v64, cut64), ((m, 3), (m, 4), (s, 3), (c, 3, 3), (p, 3))))
         self.shape_rgb, self.contact_rgb, self.probe_rgb = (
             part.reshape(-1, 3) for part in np.split(v32, np.cumsum([3 * m, 3 * c])))
 
     @classmethod
     def zeros(cls, m: int, s: int, c: int, p: int) -> "_Numbers":
-        return cls(np.zeros(3 * m + 4 * m + 3 * s + 12 * c + 3 * p),
+        return cls(np.zeros(3 * m + 4 * m + 3 * s + 9 * c + 3 * p),
                    np.zeros(3 * (m + c + p), np.float32), m, s, c, p)
 
 
@@ -277,7 +277,7 @@ class MarkerBuilder:
                            for k in ("point_1", "point_2", "normal"))
             length = np.maximum(self.arrow_length, np.abs(np.nan_to_num(d)))
             cp = out.contact_points
-            cp[:, 0], cp[:, 1], cp[:, 2], cp[:, 3] = p1, p1 + length[:, None] * nrm, p1, p2
+            cp[:, 0], cp[:, 1], cp[:, 2] = p1, p1 + length[:, None] * nrm, p2
             cp[:] = _finite(cp)
         if len(out.probe_points):
             out.probe_points[:] = _finite(pr.position).reshape(-1, 3)
@@ -329,7 +329,7 @@ class MarkerBuilder:
             arrow.points = [_pt(pts[0]), _pt(pts[1])]
             witness = marker(ns=ns, id=2 * k + 1, type=Marker.SPHERE_LIST)
             witness.scale.x = witness.scale.y = witness.scale.z = 0.01
-            witness.points = [_pt(pts[2]), _pt(pts[3])]
+            witness.points = [_pt(pts[0]), _pt(pts[2])]
             for mk in (arrow, witness):
                 mk.pose.orientation.w = 1.0
                 mk.color = ColorRGBA(r=rgb[0], g=rgb[1], b=rgb[2], a=1.0)
