@@ -3,16 +3,21 @@
 Quaternions are ``[x, y, z, w]`` (the ROS ``geometry_msgs/Quaternion`` order).
 A rigid transform is a pair ``(R, t)``: ``x_parent = R @ x_child + t``.
 Every function accepts a leading batch shape (``(..., 3)``, ``(..., 4)``,
-``(..., 3, 3)``) and works without Python loops.
+``(..., 3, 3)``) and works without Python loops; :func:`rotation_quaternion` is the compiled
+scalar form that :func:`matrix_to_quat` runs on each matrix and kernels call.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 
 __all__ = [
     "quat_to_matrix",
     "matrix_to_quat",
+    "rotation_quaternion",
     "rpy_to_matrix",
     "matrix_to_rpy",
     "axis_angle_to_matrix",
@@ -47,63 +52,46 @@ def quat_to_matrix(q) -> np.ndarray:
 
 
 def matrix_to_quat(R) -> np.ndarray:
-    """Quaternions ``(..., 4)`` [x, y, z, w] with ``w >= 0`` from rotation matrices."""
-    R = np.asarray(R, dtype=float)
-    m00, m11, m22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
-    # Four candidate solutions; take the numerically largest denominator per item.
-    cand = np.stack(
-        [
-            1.0 + m00 + m11 + m22,
-            1.0 + m00 - m11 - m22,
-            1.0 - m00 + m11 - m22,
-            1.0 - m00 - m11 + m22,
-        ],
-        axis=-1,
-    )
-    k = np.argmax(cand, axis=-1)
-    s = np.sqrt(np.maximum(np.take_along_axis(cand, k[..., None], -1)[..., 0], 1e-300)) * 2.0
-    q = np.empty(R.shape[:-2] + (4,))
-    # k == 0: w largest
-    w0 = np.stack(
-        [
-            (R[..., 2, 1] - R[..., 1, 2]) / s,
-            (R[..., 0, 2] - R[..., 2, 0]) / s,
-            (R[..., 1, 0] - R[..., 0, 1]) / s,
-            0.25 * s,
-        ],
-        -1,
-    )
-    x0 = np.stack(
-        [
-            0.25 * s,
-            (R[..., 0, 1] + R[..., 1, 0]) / s,
-            (R[..., 0, 2] + R[..., 2, 0]) / s,
-            (R[..., 2, 1] - R[..., 1, 2]) / s,
-        ],
-        -1,
-    )
-    y0 = np.stack(
-        [
-            (R[..., 0, 1] + R[..., 1, 0]) / s,
-            0.25 * s,
-            (R[..., 1, 2] + R[..., 2, 1]) / s,
-            (R[..., 0, 2] - R[..., 2, 0]) / s,
-        ],
-        -1,
-    )
-    z0 = np.stack(
-        [
-            (R[..., 0, 2] + R[..., 2, 0]) / s,
-            (R[..., 1, 2] + R[..., 2, 1]) / s,
-            0.25 * s,
-            (R[..., 1, 0] - R[..., 0, 1]) / s,
-        ],
-        -1,
-    )
-    kk = k[..., None]
-    q = np.where(kk == 0, w0, np.where(kk == 1, x0, np.where(kk == 2, y0, z0)))
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    return np.where(q[..., 3:4] < 0.0, -q, q)
+    """Quaternions ``(..., 4)`` [x, y, z, w] with ``w >= 0`` from rotation matrices ``(..., 3, 3)``
+    (:func:`rotation_quaternion` on each)."""
+    R = np.ascontiguousarray(R, dtype=np.float64)
+    flat = R.reshape(-1, 3, 3)
+    out = np.empty((flat.shape[0], 4))
+    _rotation_quaternions(flat, out)
+    return out.reshape(R.shape[:-2] + (4,))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def rotation_quaternion(R, q):
+    """Writes into ``q (4,)`` [x, y, z, w] the unit quaternion of the rotation matrix ``R (3,3)``,
+    with ``w >= 0``. Of the four classic solutions it takes the one whose denominator is largest
+    (the first of equal ones), so no rotation loses precision."""
+    t = (1.0 + R[0, 0] + R[1, 1] + R[2, 2], 1.0 + R[0, 0] - R[1, 1] - R[2, 2],
+         1.0 - R[0, 0] + R[1, 1] - R[2, 2], 1.0 - R[0, 0] - R[1, 1] + R[2, 2])
+    k = 0
+    for i in range(1, 4):
+        if t[i] > t[k]:
+            k = i
+    s = 2.0 * math.sqrt(max(t[k], 1e-300))
+    if k == 0:  # w largest
+        x, y, z, w = (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s, 0.25 * s
+    elif k == 1:  # x largest
+        x, y, z, w = 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s, (R[2, 1] - R[1, 2]) / s
+    elif k == 2:  # y largest
+        x, y, z, w = (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s, (R[0, 2] - R[2, 0]) / s
+    else:  # z largest
+        x, y, z, w = (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s, (R[1, 0] - R[0, 1]) / s
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    if w < 0.0:
+        n = -n
+    q[0], q[1], q[2], q[3] = x / n, y / n, z / n, w / n
+
+
+@njit(cache=True, error_model="numpy")
+def _rotation_quaternions(R, out):
+    """``out (n,4)``: :func:`rotation_quaternion` of each ``R (n,3,3)``."""
+    for i in range(R.shape[0]):
+        rotation_quaternion(R[i], out[i])
 
 
 def rpy_to_matrix(roll, pitch, yaw) -> np.ndarray:

@@ -21,10 +21,12 @@ import os
 import time
 from pathlib import Path
 
-__all__ = ["CompileWatch", "choose_numba_cache_dir", "user_cache_dir"]
+__all__ = ["KERNEL_FOLDERS", "CompileWatch", "choose_numba_cache_dir", "user_cache_dir"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 """The installed ``ambf_collision`` folder (its sub-packages hold the kernels)."""
+KERNEL_FOLDERS = ("geometry", "model", "probes", "ros")
+"""The sub-packages of :data:`PACKAGE_DIR` with compiled kernels (``ros``: the markers')."""
 
 
 def user_cache_dir(environ=None) -> Path:
@@ -44,13 +46,13 @@ def _writable(folder: Path) -> bool:
 def choose_numba_cache_dir(environ=None, package_dir: Path = PACKAGE_DIR,
                            writable=_writable) -> str | None:
     """Set ``NUMBA_CACHE_DIR`` in ``environ`` (default ``os.environ``) to :func:`user_cache_dir`
-    when it is unset and a folder of ``package_dir`` holding kernels (``geometry``, ``model``,
-    ``probes``) is not ``writable``. Returns the folder chosen, or None when numba's own choice
+    when it is unset and a folder of ``package_dir`` holding kernels (:data:`KERNEL_FOLDERS`) is
+    not ``writable``. Returns the folder chosen, or None when numba's own choice
     stands (set by the user, or next to the sources). Call it before numba is imported."""
     environ = os.environ if environ is None else environ
     if environ.get("NUMBA_CACHE_DIR"):
         return None
-    folders = [package_dir / sub for sub in ("geometry", "model", "probes")]
+    folders = [package_dir / sub for sub in KERNEL_FOLDERS]
     if all(writable(f) for f in folders if f.is_dir()):
         return None
     folder = user_cache_dir(environ)

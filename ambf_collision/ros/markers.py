@@ -29,38 +29,11 @@ from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
-from ambf_collision.geometry.transforms import matrix_to_quat
-from ambf_collision.ros.marker_geometry import axis_quaternions, cone_triangles
+from ambf_collision.ros.marker_geometry import (cone_triangles, contact_markers, probe_markers,
+                                                shape_colours, shape_markers)
 from ambf_collision.ros.message_template import MessageTemplate
 
-__all__ = ["MarkerBuilder", "build_markers", "distance_colors", "force_colors"]
-
-GREEN = (0.15, 0.8, 0.25)
-RED = (1.0, 0.0, 0.0)
-ORANGE = (1.0, 0.5, 0.0)
-YELLOW = (1.0, 1.0, 0.0)
-GREY = (0.6, 0.6, 0.6)
-PROBE_FREE = (0.3, 0.6, 1.0)
-
-
-def distance_colors(d, near: float) -> np.ndarray:
-    """RGB (N,3) for signed distances ``d`` (m): red at d <= 0, orange -> yellow for
-    0 < d < near, green at d >= near, grey for +inf (nothing checked). NaN counts as contact."""
-    d = np.asarray(d, dtype=float).reshape(-1)
-    t = np.clip(d / near, 0.0, 1.0) if near > 0 else np.ones_like(d)
-    t = np.nan_to_num(t, nan=0.0)
-    near_rgb = np.asarray(ORANGE) + t[:, None] * (np.asarray(YELLOW) - np.asarray(ORANGE))
-    rgb = np.where((d >= near)[:, None], GREEN, near_rgb)
-    rgb = np.where(~(d > 0.0)[:, None], RED, rgb)
-    return np.where(np.isposinf(d)[:, None], GREY, rgb)
-
-
-def force_colors(force, in_contact, full_scale: float) -> np.ndarray:
-    """RGB (N,3) of probes: blue when free, yellow (tiny force) -> red (``full_scale`` N or more)."""
-    f = np.linalg.norm(np.nan_to_num(np.asarray(force, dtype=float).reshape(-1, 3)), axis=1)
-    t = np.clip(f / full_scale, 0.0, 1.0) if full_scale > 0 else np.ones_like(f)
-    touch = np.asarray(YELLOW) + t[:, None] * (np.asarray(RED) - np.asarray(YELLOW))
-    return np.where(np.asarray(in_contact, dtype=bool).reshape(-1)[:, None], touch, PROBE_FREE)
+__all__ = ["MarkerBuilder", "build_markers"]
 
 
 def _time_msg(stamp) -> Time:
@@ -83,14 +56,6 @@ def _duration(seconds: float) -> Duration:
 
 def _pt(x) -> Point:
     return Point(x=float(x[0]), y=float(x[1]), z=float(x[2]))
-
-
-def _finite(a, fill=0.0):
-    """``a`` as floats with every non-finite value replaced by ``fill`` (``a`` itself when it
-    is all finite: read it, do not write it)."""
-    a = np.asarray(a, dtype=float)
-    finite = np.isfinite(a)
-    return a if finite.all() else np.where(finite, a, fill)
 
 
 _MARKER_TYPE = {SPHERE: Marker.SPHERE, CAPSULE: Marker.CYLINDER, BOX: Marker.CUBE,
@@ -149,8 +114,8 @@ class MarkerBuilder:
         self.labels = [str(s) for s in shape_labels]
         if len(self.labels) != n:
             raise ValueError(f"shape_labels: need one per shape ({n}), got {len(self.labels)}")
-        self.pairs = np.zeros((0, 2), dtype=np.intp) if pairs is None else \
-            np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+        self.pairs = np.zeros((0, 2), dtype=np.int64) if pairs is None else \
+            np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
         self.checked = np.zeros(n, dtype=bool)
         self.checked[self.pairs.ravel()] = True
         self.world_frame = world_frame
@@ -184,6 +149,9 @@ class MarkerBuilder:
             self._shape_static.append((ns, marker_id, _MARKER_TYPE[kind] if i < n else Marker.SPHERE,
                                        float(plane_alpha if kind == PLANE else shape_alpha), mesh))
         self.scaled = np.array([mesh is None for *_, mesh in self._shape_static], dtype=bool)
+        # the row of each marker's scale in the cycle's numbers (-1: a mesh, drawn at scale 1)
+        self.scale_row = np.where(self.scaled, np.cumsum(self.scaled) - 1, -1).astype(np.int64)
+        self.owner = self.owner.astype(np.int64)
 
     @classmethod
     def from_world_shapes(cls, world, shape_labels, pairs=None, **kw) -> "MarkerBuilder":
@@ -194,56 +162,6 @@ class MarkerBuilder:
                  for h in np.asarray(world.hull_id).tolist()]
         return cls(world.kind, shape_labels, pairs, hulls=hulls,
                    cone_half=np.asarray(world.half), **kw)
-
-    def shape_distances(self, pair_distances) -> np.ndarray:
-        """Smallest signed distance (m) of each shape over the checked pairs (+inf: none)."""
-        d = self._shape_d
-        d.fill(math.inf)
-        if len(self.pairs):
-            pd = np.asarray(pair_distances, dtype=float).reshape(-1)
-            pd = np.where(np.isnan(pd), -math.inf, pd)  # never hide a broken pair as "far"
-            np.minimum.at(d, self.pairs[:, 0], pd)
-            np.minimum.at(d, self.pairs[:, 1], pd)
-        return d
-
-    def shape_poses(self, world):
-        """Positions (M,3), quaternions (M,4) and scales (M,3) of all shape markers (the N main
-        markers, then the capsules' cap spheres at ``a`` and at ``b``), vectorised."""
-        kind = self.kinds
-        a, b = np.asarray(world.a, float), np.asarray(world.b, float)
-        r = np.asarray(world.radius, float)
-        half = np.asarray(world.half, float)
-        rot = np.asarray(world.rot, float)
-        normal = np.asarray(world.normal, float)
-        offset = np.asarray(world.offset, float)
-        n = len(kind)
-        pos = np.where((kind == CAPSULE)[:, None], 0.5 * (a + b), a)
-        q = matrix_to_quat(rot) if n else np.zeros((0, 4))
-        cap = kind == CAPSULE
-        if cap.any():
-            q[cap] = axis_quaternions(b[cap] - a[cap])
-        plane = kind == PLANE
-        if plane.any():
-            q[plane] = axis_quaternions(normal[plane])
-            pos[plane] = (offset[plane] - 0.5 * self.plane_thickness)[:, None] * normal[plane]
-        q[(kind == SPHERE)] = (0.0, 0.0, 0.0, 1.0)
-        scale = np.ones((n, 3))
-        dia = 2.0 * r
-        scale[kind == SPHERE] = dia[kind == SPHERE, None]
-        scale[cap] = np.stack([dia[cap], dia[cap], np.linalg.norm(b[cap] - a[cap], axis=1)], 1)
-        box = kind == BOX
-        scale[box] = 2.0 * half[box]
-        cyl = kind == CYLINDER
-        scale[cyl] = np.stack([2 * half[cyl, 0], 2 * half[cyl, 1], 2 * half[cyl, 2]], 1)
-        scale[plane] = (self.plane_size, self.plane_size, self.plane_thickness)
-        c = self.caps
-        ident = np.tile((0.0, 0.0, 0.0, 1.0), (2 * len(c), 1))
-        pos = np.concatenate([pos, a[c], b[c]])
-        q = np.concatenate([q, ident])
-        scale = np.concatenate([scale, np.repeat(dia[c, None], 3, 1), np.repeat(dia[c, None], 3, 1)])
-        # RViz ignores markers with a zero scale; keep degenerate shapes visible but tiny
-        scale = np.maximum(_finite(scale), 1e-4)
-        return _finite(pos), _finite(q), scale
 
     def build(self, world, pair_distances=None, contacts=(), probe_result=None, stamp=None,
               world_frame=None) -> bytes:
@@ -265,23 +183,23 @@ class MarkerBuilder:
         return template.fill(numbers.v64, numbers.v32, t.sec, t.nanosec)
 
     def _cycle_numbers(self, out: _Numbers, world, pair_distances, contacts, pr) -> None:
-        """Writes this cycle's numbers into ``out`` (no value is ever NaN)."""
-        sd = self.shape_distances(pair_distances if pair_distances is not None else [])
-        out.shape_rgb[:] = distance_colors(np.where(self.checked, sd, math.inf), self.near)[self.owner]
-        pos, q, scale = self.shape_poses(world)
-        out.pos[:], out.quat[:], out.scale[:] = pos, q, scale[self.scaled]
+        """Writes this cycle's numbers into ``out`` (``marker_geometry``'s compiled functions; no
+        value is ever NaN)."""
+        pd = np.ascontiguousarray(pair_distances if pair_distances is not None else [],
+                                  dtype=np.float64).reshape(-1)
+        shape_colours(self.pairs, pd, self.checked, self.owner, self.near, self._shape_d,
+                      out.shape_rgb)
+        shape_markers(world.table, self.owner, len(self.caps), self.scale_row, self.plane_size,
+                      self.plane_thickness, out.pos, out.quat, out.scale)
         if contacts:
-            d = np.array([float(c.distance) for c in contacts])
-            out.contact_rgb[:] = distance_colors(np.where(np.isfinite(d), d, -1.0), self.near)
-            p1, p2, nrm = (_finite(np.array([getattr(c, k) for c in contacts], float).reshape(-1, 3))
-                           for k in ("point_1", "point_2", "normal"))
-            length = np.maximum(self.arrow_length, np.abs(np.nan_to_num(d)))
-            cp = out.contact_points
-            cp[:, 0], cp[:, 1], cp[:, 2] = p1, p1 + length[:, None] * nrm, p2
-            cp[:] = _finite(cp)
+            vectors = np.array([(c.point_1, c.point_2, c.normal) for c in contacts], np.float64)
+            contact_markers(np.array([c.distance for c in contacts], np.float64), vectors,
+                            self.arrow_length, self.near, out.contact_points, out.contact_rgb)
         if len(out.probe_points):
-            out.probe_points[:] = _finite(pr.position).reshape(-1, 3)
-            out.probe_rgb[:] = force_colors(pr.force, pr.in_contact, self.force_full_scale)
+            probe_markers(np.ascontiguousarray(pr.position, np.float64).reshape(-1, 3),
+                          np.ascontiguousarray(pr.force, np.float64).reshape(-1, 3),
+                          np.ascontiguousarray(pr.in_contact, bool).reshape(-1),
+                          self.force_full_scale, out.probe_points, out.probe_rgb)
 
     def _template(self, frame: str, contact_namespaces: tuple, probes: int):
         """(MessageTemplate, _Numbers) of one layout."""

@@ -3,7 +3,8 @@ publishes with, at start-up in place and on ``~/reload`` in a worker thread.
 
 :func:`load_node_scene` resolves the file parameters (a bad path names its parameter), loads and
 compiles the scene (:func:`ambf_collision.monitor.scene.load_scene`), evaluates it once on a
-private ``Data`` (so that nothing is first compiled or first touched on the executor) and builds
+private ``Data`` and draws its markers once (so that nothing is first compiled or first touched
+on the executor) and builds
 the message writers and serializers: a :class:`PreparedScene`. The node then installs it between
 two evaluations.
 
@@ -26,6 +27,7 @@ from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        ProbeArraySerializer, ProbeArrayWriter)
 from ambf_collision.ros.jit import CompileWatch
+from ambf_collision.ros.markers import build_markers
 from ambf_collision.ros.node_parameters import parse_padding
 from ambf_collision.ros.parameters import ConfigError
 from ambf_collision.ros.paths import resolve_package_path
@@ -81,8 +83,9 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
         model = scene.model
         data = model.create_data()
         result = model.evaluate(data, report_distance=0.05, near_only=True)  # first call here
-        if scene.probes is not None:
-            scene.probes(model, data, result)
+        probe_result = scene.probes(model, data, result) if scene.probes is not None else None
+        if not scene.empty:  # the markers' kernels too, whether or not markers are on now
+            build_markers(model, result, probe_result, world_frame, 0.0)
     writer = ContactArrayWriter(world_frame)
     serializer = ContactArraySerializer(world_frame)
     probe_writer = probe_serializer = None

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from ambf_collision.ros.jit import PACKAGE_DIR, CompileWatch, choose_numba_cache_dir, user_cache_dir
+from ambf_collision.ros.jit import (KERNEL_FOLDERS, PACKAGE_DIR, CompileWatch, choose_numba_cache_dir,
+                                   user_cache_dir)
 
 
 def test_a_cache_dir_the_user_set_is_kept():
@@ -32,9 +33,12 @@ def test_a_read_only_tree_gets_the_user_cache_dir(tmp_path):
     assert user_cache_dir({}) == Path.home() / ".cache" / "ambf_collision" / "numba"
 
 
-def test_the_kernel_folders_exist_where_the_check_looks():
-    for sub in ("geometry", "model", "probes"):
+def test_the_kernel_folders_exist_and_hold_every_kernel():
+    for sub in KERNEL_FOLDERS:
         assert (PACKAGE_DIR / sub / "__init__.py").is_file()
+    with_kernels = {p.relative_to(PACKAGE_DIR).parts[0] for p in PACKAGE_DIR.rglob("*.py")
+                    if "@njit" in p.read_text()}
+    assert with_kernels == set(KERNEL_FOLDERS)  # the check looks at each folder that has one
 
 
 def test_compile_watch_counts_compilations_not_cached_calls():

@@ -7,7 +7,6 @@ demo ADF file's own `location` + `collision offset`), never read back from the b
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -19,8 +18,9 @@ from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from conftest import REPO
 from ambf_collision.geometry.world_shapes import WorldShapes  # noqa: E402
-from ambf_collision.ros.markers import (GREEN, GREY, RED, MarkerBuilder, build_markers,  # noqa: E402
-                                        distance_colors, force_colors)
+from ambf_collision.ros.marker_geometry import (GREEN, GREY, PROBE_FREE, RED, distance_rgb,  # noqa: E402
+                                                force_rgb)
+from ambf_collision.ros.markers import MarkerBuilder, build_markers  # noqa: E402
 from ambf_collision.geometry.shapes import Box, Capsule, Cone, ConvexHull, Cylinder, Plane, Sphere  # noqa: E402
 from ambf_collision.geometry.transforms import quat_to_matrix  # noqa: E402
 DEMO = REPO / "examples" / "demo" / "demo_arm.yaml"
@@ -189,17 +189,32 @@ def test_colours_by_smallest_pair_distance():
 
 
 def test_distance_and_force_colour_maps():
-    c = distance_colors([-1.0, 0.0, 0.025, 0.05, 1.0, math.inf, math.nan], 0.05)
+    def colour(d):
+        out = np.zeros(3)
+        distance_rgb(d, 0.05, out)
+        return out
+
+    c = [colour(d) for d in (-1.0, 0.0, 0.025, 0.05, 1.0, math.inf, math.nan, -math.inf)]
     np.testing.assert_allclose(c[0], RED)
     np.testing.assert_allclose(c[1], RED)            # touching counts as contact
     np.testing.assert_allclose(c[2], [1.0, 0.75, 0.0])  # halfway orange (1,.5,0) -> yellow (1,1,0)
     np.testing.assert_allclose(c[3], GREEN)
+    np.testing.assert_allclose(c[4], GREEN)
     np.testing.assert_allclose(c[5], GREY)
     np.testing.assert_allclose(c[6], RED)            # NaN is never shown as safe
-    f = force_colors([[0, 0, 0], [0, 0, 1.0], [0, 3.0, 4.0]], [False, True, True], 2.0)
-    np.testing.assert_allclose(f[1], [1.0, 0.5, 0.0])
-    np.testing.assert_allclose(f[2], RED)
-    assert not np.allclose(f[0], f[1])
+    np.testing.assert_allclose(c[7], RED)
+
+    def force(f, touching, full_scale=2.0):
+        out = np.zeros(3)
+        force_rgb(*f, touching, full_scale, out)
+        return out
+
+    np.testing.assert_allclose(force((0.0, 0.0, 0.0), False), PROBE_FREE)
+    np.testing.assert_allclose(force((0.0, 0.0, 1.0), True), [1.0, 0.5, 0.0])  # half scale
+    np.testing.assert_allclose(force((0.0, 3.0, 4.0), True), RED)  # |f| = 5 N > 2 N
+    np.testing.assert_allclose(force((math.nan, 0.0, 0.0), True), [1.0, 1.0, 0.0])  # NaN as 0
+    np.testing.assert_allclose(force((math.inf, 0.0, 0.0), True), RED)
+    np.testing.assert_allclose(force((0.0, 0.0, 1.0), True, 0.0), RED)  # no scale: full
 
 
 def test_contact_arrows_and_namespaces():
