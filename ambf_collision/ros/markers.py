@@ -15,7 +15,9 @@ Each array starts with a DELETEALL and every marker has a short ``lifetime``, so
 that ended and of a stopped node vanish. :class:`MarkerBuilder` gives the array serialized, ready
 to publish raw: per layout it serializes a template once (the static part: types, namespaces,
 ids, mesh triangles) and per cycle writes only the numbers (poses, scales, points, colours,
-stamps) into its bytes, computed vectorised over the shapes. No value of a marker is ever NaN.
+stamps) into its bytes, computed by the compiled functions of :mod:`marker_geometry`. Contacts
+are drawn grouped by namespace (closest first within one), so a layout is a set of contacts, not
+their order. No value of a marker is ever NaN.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ class MarkerBuilder:
     metres; colours RGBA in [0, 1].
 
     :meth:`build` serializes a :class:`~ambf_collision.ros.message_template.MessageTemplate` once
-    per layout (the world frame, the contacts' namespaces in order, the probe count) and then only
+    per layout (the world frame, the contacts' namespaces sorted, the probe count) and then only
     writes the cycle's poses, scales, points, colours and stamp into its bytes.
     """
 
@@ -170,9 +172,12 @@ class MarkerBuilder:
         probes (see module doc)."""
         frame = world_frame or self.world_frame
         t = _time_msg(stamp)
-        contacts = list(contacts)
+        # by namespace (closest first within one): the same contacts in another distance order
+        # reuse their layout, since a marker's place in the array means nothing to RViz
+        named = sorted(((f"{c.body_1}={c.body_2}", c) for c in contacts), key=lambda nc: nc[0])
+        contacts = [c for _, c in named]
         probes = len(getattr(probe_result, "names", ())) if probe_result is not None else 0
-        key = (frame, tuple(f"{c.body_1}={c.body_2}" for c in contacts), probes)
+        key = (frame, tuple(ns for ns, _ in named), probes)
         entry = self._templates.get(key)
         if entry is None:
             if len(self._templates) >= _TEMPLATES_KEPT:

@@ -325,14 +325,20 @@ def test_contacts_that_come_and_go_keep_their_own_markers():
     cycles = [[contact("/a/x", "/a/y", [0, 0, 1])],
               [contact("/a/x", "/a/z", [1, 0, 0]), contact("/a/x", "/a/y", [0, 1, 0])],
               [],
-              [contact("/a/x", "/a/y", [0, 0, 2], d=0.02)]]
+              [contact("/a/x", "/a/y", [0, 0, 2], d=0.02)],
+              # the second cycle's pairs in the other order, at other points: the same layout
+              [contact("/a/x", "/a/y", [0, 2, 0]), contact("/a/x", "/a/z", [2, 0, 0])]]
+    layouts = []
     for contacts in cycles:
         arr = _decode(b.build(world, contacts=contacts))
+        layouts.append(len(b._templates))
         arrows = [m for m in arr.markers if m.type == Marker.ARROW and m.action == Marker.ADD]
+        contacts = sorted(contacts, key=lambda c: f"{c.body_1}={c.body_2}")  # drawn by namespace
         assert [m.ns for m in arrows] == [f"{c.body_1}={c.body_2}" for c in contacts]
         for m, c in zip(arrows, contacts):
             np.testing.assert_array_equal([m.points[0].x, m.points[0].y, m.points[0].z], c.point_1)
             assert m.points[1].z == c.point_1[2] + 0.05  # arrow_length along +z
         assert len(arr.markers) == 1 + 8 + 4 + 2 * len(contacts)
+    assert layouts == [1, 2, 3, 3, 3]  # sets seen before reuse their layouts
     far = _decode(b.build(world, contacts=cycles[3]))
     assert far.markers[-1].color.g > 0.0  # 2 cm: orange-yellow, no longer the first cycle's red
