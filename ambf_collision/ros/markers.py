@@ -60,6 +60,12 @@ def _pt(x) -> Point:
     return Point(x=float(x[0]), y=float(x[1]), z=float(x[2]))
 
 
+def _expect_rows(what: str, a, rows: int) -> None:
+    """ValueError unless ``a`` has ``rows`` rows."""
+    if len(a) != rows:
+        raise ValueError(f"build_markers: {what}: {len(a)} row(s) where the layout has {rows}")
+
+
 _MARKER_TYPE = {SPHERE: Marker.SPHERE, CAPSULE: Marker.CYLINDER, BOX: Marker.CUBE,
                 CYLINDER: Marker.CYLINDER, CONE: Marker.TRIANGLE_LIST, PLANE: Marker.CUBE,
                 CONVEX: Marker.TRIANGLE_LIST}
@@ -132,7 +138,7 @@ class MarkerBuilder:
 
         # shape markers: the N main markers, then each capsule's cap spheres at a, then at b
         self.caps = np.flatnonzero(self.kinds == CAPSULE)
-        self.owner = np.concatenate([np.arange(n), self.caps, self.caps]).astype(np.intp)
+        self.owner = np.concatenate([np.arange(n), self.caps, self.caps]).astype(np.int64)
         hulls = hulls if hulls is not None else [None] * n
         per_label: dict[str, int] = {}
         self._shape_static = []  # (ns, id, type, alpha, mesh points or None) per shape marker
@@ -153,7 +159,6 @@ class MarkerBuilder:
         self.scaled = np.array([mesh is None for *_, mesh in self._shape_static], dtype=bool)
         # the row of each marker's scale in the cycle's numbers (-1: a mesh, drawn at scale 1)
         self.scale_row = np.where(self.scaled, np.cumsum(self.scaled) - 1, -1).astype(np.int64)
-        self.owner = self.owner.astype(np.int64)
 
     @classmethod
     def from_world_shapes(cls, world, shape_labels, pairs=None, **kw) -> "MarkerBuilder":
@@ -189,9 +194,12 @@ class MarkerBuilder:
 
     def _cycle_numbers(self, out: _Numbers, world, pair_distances, contacts, pr) -> None:
         """Writes this cycle's numbers into ``out`` (``marker_geometry``'s compiled functions; no
-        value is ever NaN)."""
+        value is ever NaN). ValueError when an array does not match the layout: the kernels index
+        without bounds checks."""
         pd = np.ascontiguousarray(pair_distances if pair_distances is not None else [],
                                   dtype=np.float64).reshape(-1)
+        _expect_rows("pair_distances", pd, len(self.pairs))
+        _expect_rows("world shapes", world.table, len(self.kinds))
         shape_colours(self.pairs, pd, self.checked, self.owner, self.near, self._shape_d,
                       out.shape_rgb)
         shape_markers(world.table, self.owner, len(self.caps), self.scale_row, self.plane_size,
@@ -201,10 +209,14 @@ class MarkerBuilder:
             contact_markers(np.array([c.distance for c in contacts], np.float64), vectors,
                             self.arrow_length, self.near, out.contact_points, out.contact_rgb)
         if len(out.probe_points):
-            probe_markers(np.ascontiguousarray(pr.position, np.float64).reshape(-1, 3),
-                          np.ascontiguousarray(pr.force, np.float64).reshape(-1, 3),
-                          np.ascontiguousarray(pr.in_contact, bool).reshape(-1),
-                          self.force_full_scale, out.probe_points, out.probe_rgb)
+            position = np.ascontiguousarray(pr.position, np.float64).reshape(-1, 3)
+            force = np.ascontiguousarray(pr.force, np.float64).reshape(-1, 3)
+            in_contact = np.ascontiguousarray(pr.in_contact, bool).reshape(-1)
+            for name, a in (("probe position", position), ("probe force", force),
+                            ("probe in_contact", in_contact)):
+                _expect_rows(name, a, len(out.probe_points))
+            probe_markers(position, force, in_contact, self.force_full_scale, out.probe_points,
+                          out.probe_rgb)
 
     def _template(self, frame: str, contact_namespaces: tuple, probes: int):
         """(MessageTemplate, _Numbers) of one layout."""

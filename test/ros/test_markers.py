@@ -258,6 +258,22 @@ def test_probe_sphere_list_coloured_by_force():
     assert m[0].points[1].x == pytest.approx(0.01)
 
 
+def test_arrays_that_do_not_match_the_layout_are_refused():
+    """The marker kernels index without bounds checks: a short or long array is a ValueError
+    naming it, never a read or write past its end."""
+    world, labels = _scene()
+    b = MarkerBuilder.from_world_shapes(world, labels, pairs=[[0, 1], [1, 2]])
+    with pytest.raises(ValueError, match="pair_distances: 1 row"):
+        b.build(world, [0.1])
+    other = WorldShapes.from_shapes([Sphere([0, 0, 0], 0.1)])
+    with pytest.raises(ValueError, match="world shapes: 1 row"):
+        b.build(other, [0.1, 0.2])
+    pr = SimpleNamespace(names=["p0", "p1"], position=np.zeros((1, 3)), force=np.zeros((2, 3)),
+                         in_contact=np.zeros(2, bool))
+    with pytest.raises(ValueError, match="probe position: 1 row"):
+        b.build(world, [0.1, 0.2], probe_result=pr)
+
+
 def test_convex_hull_marker_draws_the_cube_faces_outward():
     cube = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float)
     hull = ConvexHull(np.vstack([cube, [[0.5, 0.5, 0.5]]]), [0, 0, 0], [0, 0, 0, 1])
