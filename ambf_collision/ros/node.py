@@ -101,7 +101,6 @@ class CollisionMonitorNode(Node):
         self.markers_published = 0
         self._stats = CycleStats()
         self._last_out = self._last_eval = self._marked = None
-        self._marker_cache: dict = {}   # build_markers' layout of the current model
         self._marker_period = 1.0 / p["marker_rate"]  # s
         self._markers_due = 0.0  # time.perf_counter() from which the next markers may go out
         self._loader = SceneLoader(wake=self._wake_executor)
@@ -186,6 +185,7 @@ class CollisionMonitorNode(Node):
         self.contact_serializer = prepared.contact_serializer
         self.probe_writer = prepared.probe_writer
         self.probe_serializer = prepared.probe_serializer
+        self._marker_cache = prepared.marker_cache  # the layout the load drew (same model)
         self._last_out = self._last_eval = self._marked = None
 
     # -- clock -------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
@@ -43,7 +43,8 @@ class PreparedScene:
     """A scene and what the node publishes it with. ``seconds``: the load's wall time;
     ``contact_serializer`` / ``probe_serializer`` are None where the middleware's serialization
     differs from the writers' messages (the messages go out then); ``compiled``: functions numba
-    compiled during the load (0 when all came from its cache)."""
+    compiled during the load (0 when all came from its cache); ``marker_cache``: the
+    ``build_markers`` cache the load drew its markers with (its layout, ready for the node)."""
 
     scene: object
     contact_writer: ContactArrayWriter
@@ -52,6 +53,7 @@ class PreparedScene:
     probe_serializer: object
     seconds: float
     compiled: int = 0
+    marker_cache: dict = field(default_factory=dict)
 
 
 def resolved_files(params: dict) -> dict:
@@ -75,6 +77,7 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
     ``OSError`` naming the file, entry and key, or the parameter)."""
     t0 = time.perf_counter()
     files = resolved_files(params)
+    marker_cache: dict = {}
     with CompileWatch() as jit:
         scene = load_scene(files["adf_files"], files["probe_files"],
                            namespaces=params["adf_namespaces"] or None,
@@ -85,7 +88,7 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
         result = model.evaluate(data, report_distance=0.05, near_only=True)  # first call here
         probe_result = scene.probes(model, data, result) if scene.probes is not None else None
         if not scene.empty:  # the markers' kernels too, whether or not markers are on now
-            build_markers(model, result, probe_result, world_frame, 0.0)
+            build_markers(model, result, probe_result, world_frame, 0.0, cache=marker_cache)
     writer = ContactArrayWriter(world_frame)
     serializer = ContactArraySerializer(world_frame)
     probe_writer = probe_serializer = None
@@ -99,7 +102,8 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
         if not probe_serializer.matches(probe_writer):
             probe_serializer = None
     return PreparedScene(scene, writer, serializer if serializer.matches(writer) else None,
-                         probe_writer, probe_serializer, time.perf_counter() - t0, jit.compiled)
+                         probe_writer, probe_serializer, time.perf_counter() - t0, jit.compiled,
+                         marker_cache)
 
 
 def _lower_priority() -> None:
