@@ -11,9 +11,12 @@ with NumPy into the bytes rclpy serialized once, and the bytes are published raw
   in each slot says which number goes there.
 
 Patched numbers are float64 (points, poses, scales), float32 (colours) and the stamps of headers.
-Sentinels: float64 number ``j`` is ``2**40 + j``, float32 number ``j`` is ``2**23 + j``; both are
-exact and unlike any value in metres, unit quaternions or colours in [0, 1]. A stamp is
-``STAMP_SENTINEL``. A number may fill several slots (one colour for two markers), but every
+Sentinels: float64 number ``j`` is ``2**40 + r64 + j``, float32 number ``j`` is ``2**23 + r32 +
+j``; both are exact and unlike any value in metres, unit quaternions or colours in [0, 1]. A stamp
+is ``STAMP_SENTINEL``. The offsets ``r64 < 2**30`` and ``r32 < 2**22`` are drawn at random per
+template: rclpy leaves CDR padding unset, so a padding byte can hold a stale sentinel of an
+earlier serialization, and a word of real bytes and such padding could otherwise read as a slot
+(and be overwritten on fill). A number may fill several slots (one colour for two markers), but every
 number must be found, or the template is refused.
 """
 
@@ -41,8 +44,11 @@ class MessageTemplate:
     """
 
     def __init__(self, build: Callable, n64: int, n32: int):
+        rng = np.random.default_rng()
+        base64 = F64_BASE + float(rng.integers(0, 2 ** 30))
+        base32 = F32_BASE + float(rng.integers(0, max(2 ** 22 - n32, 1)))
         zero = serialize_message(build(np.zeros(n64), np.zeros(n32), (0, 0)))
-        mark = serialize_message(build(F64_BASE + np.arange(n64), F32_BASE + np.arange(n32),
+        mark = serialize_message(build(base64 + np.arange(n64), base32 + np.arange(n32),
                                        STAMP_SENTINEL))
         if len(zero) != len(mark):
             raise ValueError("MessageTemplate: the layout changed with the numbers")
@@ -58,8 +64,8 @@ class MessageTemplate:
         before[4:4 + self._size] = np.frombuffer(zero, np.uint8)
         changed64 = before[8:].view(np.float64) != self._f64
         changed32 = before[8:].view(np.uint32) != self._u32
-        self._at64, self._j64 = _slots(changed64, self._f64, F64_BASE, n64, "float64")
-        self._at32, self._j32 = _slots(changed32, self._f32, F32_BASE, n32, "float32")
+        self._at64, self._j64 = _slots(changed64, self._f64, base64, n64, "float64")
+        self._at32, self._j32 = _slots(changed32, self._f32, base32, n32, "float32")
         u, (sec, nanosec) = self._u32, STAMP_SENTINEL
         self._isec = np.flatnonzero(changed32[:-1] & (u[:-1] == sec) & (u[1:] == nanosec))
 
