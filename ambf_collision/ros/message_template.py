@@ -18,6 +18,12 @@ template: rclpy leaves CDR padding unset, so a padding byte can hold a stale sen
 earlier serialization, and a word of real bytes and such padding could otherwise read as a slot
 (and be overwritten on fill). A number may fill several slots (one colour for two markers), but every
 number must be found, or the template is refused.
+
+Each template is checked once before use, against rclpy itself: filled with random numbers and
+read back by ``deserialize_message``, it must equal the message built with the same numbers, field
+by field (padding bytes are not compared: the serializer leaves them unset). A template that fails
+(a false slot, or a message with a number derived from another) is drawn again with new offsets,
+and refused after ``ATTEMPTS`` draws.
 """
 
 from __future__ import annotations
@@ -25,9 +31,11 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from rclpy.serialization import serialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 
 __all__ = ["MessageTemplate", "STAMP_SENTINEL"]
+
+ATTEMPTS = 3  # draws of the sentinel offsets before a template that does not read back is refused
 
 F64_BASE = 2.0 ** 40
 F32_BASE = 2.0 ** 23
@@ -40,11 +48,20 @@ class MessageTemplate:
     ``build(v64 (n64,), v32 (n32,), (sec, nanosec))`` must return the message with float64
     number ``j`` equal to ``v64[j]``, float32 number ``j`` equal to ``v32[j]``, and every stamp
     to patch equal to ``(sec, nanosec)``; all else the same whatever the arguments. It is called
-    twice, here only.
+    three times per draw, here only. ValueError when no draw reads back as ``build`` does.
     """
 
     def __init__(self, build: Callable, n64: int, n32: int):
         rng = np.random.default_rng()
+        for _ in range(ATTEMPTS):
+            self._draw(build, n64, n32, rng)
+            if self._reads_back(build, n64, n32, rng):
+                return
+        raise ValueError(f"MessageTemplate: the filled bytes did not read back as the message "
+                         f"in {ATTEMPTS} draws (a number derived from another?)")
+
+    def _draw(self, build: Callable, n64: int, n32: int, rng) -> None:
+        """The slots found with sentinels drawn at a random offset."""
         base64 = F64_BASE + float(rng.integers(0, 2 ** 30))
         base32 = F32_BASE + float(rng.integers(0, max(2 ** 22 - n32, 1)))
         zero = serialize_message(build(np.zeros(n64), np.zeros(n32), (0, 0)))
@@ -68,6 +85,18 @@ class MessageTemplate:
         self._at32, self._j32 = _slots(changed32, self._f32, base32, n32, "float32")
         u, (sec, nanosec) = self._u32, STAMP_SENTINEL
         self._isec = np.flatnonzero(changed32[:-1] & (u[:-1] == sec) & (u[1:] == nanosec))
+
+    def _reads_back(self, build: Callable, n64: int, n32: int, rng) -> bool:
+        """Whether the template filled with random numbers reads back as the message built with
+        them (float32 numbers drawn exact in float32)."""
+        v64 = rng.normal(scale=10.0, size=n64)
+        v32 = rng.random(n32).astype(np.float32)
+        sec, nanosec = int(rng.integers(1, 2 ** 31 - 1)), int(rng.integers(0, 10 ** 9))
+        direct = build(v64, v32.astype(np.float64), (sec, nanosec))
+        kind = type(direct)
+        filled = self.fill(v64, v32, sec, nanosec)
+        return deserialize_message(filled, kind) == deserialize_message(
+            serialize_message(direct), kind)
 
     @property
     def stamps(self) -> int:

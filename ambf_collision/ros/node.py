@@ -373,8 +373,13 @@ class CollisionMonitorNode(Node):
         self._marked = out
         late = now - self._markers_due > self._marker_period  # none for a while: a new grid
         self._markers_due = (now if late else self._markers_due) + self._marker_period
-        raw = build_markers(self.model, out.result, out.probes, self.world_frame, self._stamp(out),
-                            near=self.monitor.config.report_distance, cache=self._marker_cache)
+        try:
+            raw = build_markers(self.model, out.result, out.probes, self.world_frame,
+                                self._stamp(out), near=self.monitor.config.report_distance,
+                                cache=self._marker_cache)
+        except ValueError as err:  # markers are a view: the answers go on without them
+            self.get_logger().error(f"markers not published: {err}", throttle_duration_sec=5.0)
+            return
         self.markers_pub.publish(raw)  # the serialized MarkerArray
         self.markers_published += 1
 

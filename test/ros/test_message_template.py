@@ -80,3 +80,27 @@ def test_a_layout_that_changes_with_the_numbers_is_refused():
 def test_a_number_the_message_does_not_carry_is_refused():
     with pytest.raises(ValueError, match="16 of 17 float64"):
         MessageTemplate(lambda v64, v32, s: _array(v64, v32, s, points=3), 17, 3)
+
+
+def test_a_number_derived_from_another_is_refused_by_the_read_back():
+    """The scale written as ``v64[0] + 1`` holds the sentinel of number 1 in the marked build,
+    so it is found as a slot of number 1, and a fill would write ``v64[1]`` there: the read-back
+    against the message built directly must catch it, whatever offset is drawn."""
+    def derived(v64, v32, stamp):
+        msg = _array(v64, v32, stamp)
+        msg.markers[0].scale.x = float(v64[0]) + 1.0
+        return msg
+
+    with pytest.raises(ValueError, match="did not read back"):
+        MessageTemplate(derived, 16, 3)
+
+
+def test_every_accepted_template_reads_back_with_its_own_numbers():
+    """Many templates of one message (a new offset each): each fills to rclpy's serialization
+    of the message with a fixed set of numbers, including the ``2**40 + k`` values that the
+    sentinels of some draw would use."""
+    v64 = 2.0 ** 40 + np.arange(16.0)
+    v32 = np.array([0.25, 0.5, 1.0], np.float32)
+    for _ in range(25):
+        raw = MessageTemplate(_array, 16, 3).fill(v64, v32, 12, 34)
+        assert _same(raw, _array(v64, v32, (12, 34)))
