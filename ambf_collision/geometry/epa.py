@@ -60,7 +60,8 @@ def epa_penetration(C1, C2, HV, NS, NB, S, n, out_p1, out_p2, out_n):
     """See the module docstring."""
     P = new_polytope()
     for i in range(n):
-        P.vertex[i, :] = S[i, :]
+        for c in range(S.shape[1]):
+            P.vertex[i, c] = S[i, c]
     P.count[0] = n
     if not grow_to_tetrahedron(C1, C2, HV, NS, NB, P):
         return _flat_result(P, out_p1, out_p2, out_n), CONVERGED
@@ -120,8 +121,9 @@ def _refine(C1, C2, HV, NS, NB, u, value):
     support-function bound, so the result stays a valid (upper) bound of the depth."""
     step = EPA_REFINE_STEP
     turn = 0.0
-    axes = np.array([[C1.r00, C1.r10, C1.r20], [C1.r01, C1.r11, C1.r21], [C1.r02, C1.r12, C1.r22],
-                     [C2.r00, C2.r10, C2.r20], [C2.r01, C2.r11, C2.r21], [C2.r02, C2.r12, C2.r22]])
+    axes = np.empty((6, 3))  # the columns of both cores' rotations
+    _rotation_columns(C1, axes, 0)
+    _rotation_columns(C2, axes, 3)
     while step > 1e-12:
         e = perpendicular(u[0], u[1], u[2])
         f0, f1, f2 = u[1] * e[2] - u[2] * e[1], u[2] * e[0] - u[0] * e[2], u[0] * e[1] - u[1] * e[0]
@@ -151,6 +153,14 @@ def _refine(C1, C2, HV, NS, NB, u, value):
             step *= 0.5
         turn += 2.399963229728653  # the golden angle (rad)
     return value
+
+
+@njit(cache=True)
+def _rotation_columns(C, axes, row):
+    """The columns of core ``C``'s rotation (its local axes in world) into ``axes[row:row+3]``."""
+    axes[row, 0], axes[row, 1], axes[row, 2] = C.r00, C.r10, C.r20
+    axes[row + 1, 0], axes[row + 1, 1], axes[row + 1, 2] = C.r01, C.r11, C.r21
+    axes[row + 2, 0], axes[row + 2, 1], axes[row + 2, 2] = C.r02, C.r12, C.r22
 
 
 # ------------------------------------------------------------------------------------------------

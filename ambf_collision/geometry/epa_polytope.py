@@ -102,10 +102,12 @@ def grow_to_tetrahedron(C1, C2, HV, NS, NB, P):
                 attempt = 0
         elif attempt == 1:
             up = off
-            keep[:] = V[3, :]
+            for c in range(9):
+                keep[c] = V[3, c]
         else:
             if up >= off:
-                V[3, :] = keep
+                for c in range(9):
+                    V[3, c] = keep[c]
             if not max(up, off) > EPA_TOLERANCE:
                 return False
             P.count[0] = 4
@@ -161,9 +163,8 @@ def start_faces(P):
     f0, f1, f2 = V[2, 0] - V[0, 0], V[2, 1] - V[0, 1], V[2, 2] - V[0, 2]
     g0, g1, g2 = V[3, 0] - V[0, 0], V[3, 1] - V[0, 1], V[3, 2] - V[0, 2]
     if g0 * (e1 * f2 - e2 * f1) + g1 * (e2 * f0 - e0 * f2) + g2 * (e0 * f1 - e1 * f0) > 0.0:
-        swap = V[1, :].copy()
-        V[1, :] = V[2, :]
-        V[2, :] = swap
+        for c in range(V.shape[1]):  # vertices 1 and 2 swapped: the faces turn outward
+            V[1, c], V[2, c] = V[2, c], V[1, c]
     for f in range(4):
         a, b, c = _TETRAHEDRON[f]
         _set_face(V, P.face_vertex, P.face_normal, P.face_distance, P.alive, f, a, b, c)

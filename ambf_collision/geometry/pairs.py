@@ -273,8 +273,9 @@ def contact_order(distance, report_distance, environment_report_distance, enviro
             out_index[n] = p
             n += 1
     if n > 32:   # many contacts (rare): a stable merge sort
-        order = np.argsort(distance[out_index[:n]], kind="mergesort")
-        out_index[:n] = out_index[:n][order]
+        ordered = out_index[:n][np.argsort(distance[out_index[:n]], kind="mergesort")]
+        for i in range(n):
+            out_index[i] = ordered[i]
         return n
     for i in range(1, n):   # insertion sort: stable, no allocation
         j, k = i, out_index[i]
