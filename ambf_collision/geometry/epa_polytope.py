@@ -79,7 +79,7 @@ def grow_to_tetrahedron(C1, C2, HV, NS, NB, P):
     one loop: it is compiled once.)"""
     V = P.vertex
     attempt, up = 0, 0.0
-    keep = np.empty(9)
+    keep = np.empty(V.shape[1])  # a vertex row: w, a, b
     while P.count[0] < 4:
         n = P.count[0]
         if attempt == (6 if n < 3 else 2):
@@ -102,11 +102,11 @@ def grow_to_tetrahedron(C1, C2, HV, NS, NB, P):
                 attempt = 0
         elif attempt == 1:
             up = off
-            for c in range(9):
+            for c in range(V.shape[1]):
                 keep[c] = V[3, c]
         else:
             if up >= off:
-                for c in range(9):
+                for c in range(V.shape[1]):
                     V[3, c] = keep[c]
             if not max(up, off) > EPA_TOLERANCE:
                 return False
