@@ -38,7 +38,6 @@ from __future__ import annotations
 import time
 
 from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import JumpThreshold
 from rclpy.duration import Duration
@@ -48,14 +47,14 @@ from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
-from visualization_msgs.msg import MarkerArray
 
 from ambf_collision.monitor.config import MonitorConfig
 from ambf_collision.monitor.monitor import CollisionMonitor
 from ambf_collision.msg import ContactArray, ProbeArray
-from ambf_collision.ros.convert import JointStateDecoder, JointStateTooLarge, Stamp, stamp_msg
-from ambf_collision.ros.diagnostics import (CycleStats, PeriodicThread, closure_summary,
-                                            diagnostic_report, number)
+from ambf_collision.ros.convert import Stamp, stamp_msg
+from ambf_collision.ros.joint_state_decoding import JointStateDecoder, JointStateTooLarge
+from ambf_collision.ros.marker_publisher import MarkerPublisher
+from ambf_collision.ros.node_diagnostics import DiagnosticsPublisher
 from ambf_collision.ros.node_parameters import (MONITOR_KEYS, PAIR_KEYS, PARAMETERS,
                                                 check_combination, check_pairs_syntax,
                                                 check_report_distances)
@@ -80,7 +79,6 @@ class CollisionMonitorNode(Node):
         self.world_frame = p["world_frame"]
         self.root_frames = p["root_frames"]
         self.config = MonitorConfig(**{k: p[k] for k in MONITOR_KEYS})
-        self.publish_markers = p["publish_markers"]
 
         # the node's clock is the system clock unless ROS time (use_sim_time) is active: told
         # by the clock's own jump callback, which also reports jumps back (see _on_clock_jump)
@@ -90,27 +88,22 @@ class CollisionMonitorNode(Node):
             JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1),
                           on_clock_change=True), post_callback=self._on_clock_jump)
 
-        self.tf = TfSource(self, p["transform_tolerance"], now=self._now,
+        self.tf = TfSource(self, p["transform_tolerance"], now=self.now,
                            future_tolerance=p["future_tolerance"],
                            force_fallback=p["tf_backend"] == "fallback")
         self._root_poses = [None] * len(self.root_frames) if self.root_frames else None
-        self._tf_reason = ""
-        self._tf_refused = 0
+        self.tf_reason = ""  # why the root transforms are missing ("" when found)
         self._stamp_pair = (None, None, 0, 0)  # (float stamp, Time or None, sec, nanosec)
         self._joint_state_decoder = JointStateDecoder()
-        self.markers_published = 0
-        self._stats = CycleStats()
-        self._last_out = self._last_eval = self._marked = None
-        self._marker_period = 1.0 / p["marker_rate"]  # s
-        self._markers_due = 0.0  # time.perf_counter() from which the next markers may go out
-        self._loader = SceneLoader(wake=self._wake_executor)
+        self.last_output = None  # the MonitorOutput last published
+        self.loader = SceneLoader(wake=self._wake_executor)
+        self.markers = MarkerPublisher(self, p["marker_rate"], p["publish_markers"],
+                                       self._build_markers)
 
         self._install(self._load(p), previous=None)
 
         self.contacts_pub = self.create_publisher(ContactArray, "~/contacts", 10)
         self.probes_pub = self.create_publisher(ProbeArray, "~/probes", 10)
-        self.markers_pub = self.create_publisher(MarkerArray, "~/markers", 1)
-        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # raw: the serialized JointState is decoded here (names, positions, stamp only), which
         # costs a fraction of rclpy's conversion into a Python message
         self.joint_state_subs = []
@@ -127,12 +120,8 @@ class CollisionMonitorNode(Node):
         self.heartbeat_timer = self.create_timer(1.0 / self.config.heartbeat_rate, self._on_heartbeat)
         self.deferred_timer = self.create_timer(1.0 / self.config.max_rate, self._on_deferred)
         self.deferred_timer.cancel()
-        self.marker_timer = self.create_timer(self._marker_period, self._on_marker_timer)
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self._diagnostics = PeriodicThread(
-            p["diagnostics_period"], self._on_diagnostics, "ambf_collision diagnostics",
-            on_error=lambda err: self.get_logger().error(f"diagnostics: {err}",
-                                                         throttle_duration_sec=60.0)).start()
+        self.diagnostics = DiagnosticsPublisher(self, p["diagnostics_period"])
         topics = ", ".join(sub.topic_name for sub in self.joint_state_subs)
         self.get_logger().info(
             f"{self.get_fully_qualified_name()}: {len(self.scene.adf_paths)} ADF file(s), "
@@ -185,11 +174,11 @@ class CollisionMonitorNode(Node):
         self.contact_serializer = prepared.contact_serializer
         self.probe_writer = prepared.probe_writer
         self.probe_serializer = prepared.probe_serializer
-        self._marker_cache = prepared.marker_cache  # the layout the load drew (same model)
-        self._last_out = self._last_eval = self._marked = None
+        self.markers.new_scene(prepared.marker_cache)  # the layout the load drew (same model)
+        self.last_output = None
 
     # -- clock -------------------------------------------------------------------------------
-    def _now(self) -> float:
+    def now(self) -> float:
         """The node's clock (s). Without ROS time it reads what rcl's system clock reads
         (CLOCK_REALTIME, as ``time.time_ns``) directly, without building an rclpy ``Time``."""
         if self._ros_time_active:
@@ -205,7 +194,7 @@ class CollisionMonitorNode(Node):
         delta = jump.delta.nanoseconds * 1e-9
         if delta >= 0.0:
             return
-        now = self._now()
+        now = self.now()
         self.get_logger().warning(f"clock jumped back by {-delta:.3f} s to {now:.3f} s: "
                                   "rate limiter, heartbeat, joint-state ages and TF cleared")
         self.monitor.on_clock_jump_back(now)
@@ -221,7 +210,7 @@ class CollisionMonitorNode(Node):
         try:
             decoded = self._joint_state_decoder.decode(data, velocity=True)
         except JointStateTooLarge as err:  # refused unread: its cost stays bounded
-            now = self._now()
+            now = self.now()
             self.monitor.on_bad_joint_state("length", str(err), now)
             self._cycle(now, t0)
             return
@@ -246,7 +235,7 @@ class CollisionMonitorNode(Node):
         """``st``: the message's ``builtin_interfaces/Time`` (None: made from sec, nanosec
         when the state is accepted), republished as the outputs' stamp. ``velocities``: the
         message's ``velocity`` (the contacts' distance rates, ``monitor/joint_states.py``)."""
-        now = self._now()
+        now = self.now()
         accepted, _ = self.monitor.on_joint_state(names, positions, sec + nanosec * 1e-9, now,
                                                   source, velocities)
         if accepted:
@@ -257,7 +246,7 @@ class CollisionMonitorNode(Node):
         self._cycle(now, t0)
 
     def _on_heartbeat(self):
-        now = self._now()
+        now = self.now()
         period = 1.0 / self.monitor.config.heartbeat_rate
         since = now - self.monitor.last_output_time
         if since >= 0.5 * period or since < 0.0:
@@ -265,7 +254,7 @@ class CollisionMonitorNode(Node):
 
     def _on_deferred(self):
         self.deferred_timer.cancel()
-        self._cycle(self._now(), time.perf_counter())
+        self._cycle(self.now(), time.perf_counter())
 
     def _update_root_poses(self, now: float) -> bool:
         """Look up every file's root frame (latest within the tolerance); False when one is
@@ -279,10 +268,10 @@ class CollisionMonitorNode(Node):
                 continue
             pose, why = self.tf.lookup(self.world_frame, frame, stamp)
             if pose is None:
-                self._tf_reason = f"root frame of {self.scene.adf_paths[i]}: {why}"
+                self.tf_reason = f"root frame of {self.scene.adf_paths[i]}: {why}"
                 return False
             self._root_poses[i] = pose
-        self._tf_reason = ""
+        self.tf_reason = ""
         return True
 
     # -- one cycle ---------------------------------------------------------------------------
@@ -301,14 +290,14 @@ class CollisionMonitorNode(Node):
         for w in out.warnings:
             self.get_logger().warning(w)
         if not tf_ok:
-            self.get_logger().warning(f"TF unavailable: {self._tf_reason}", throttle_duration_sec=5.0)
+            self.get_logger().warning(f"TF unavailable: {self.tf_reason}", throttle_duration_sec=5.0)
         cycle = time.perf_counter() - t0
         monitor.limiter.account(cycle)
         if out.evaluated:
-            self._stats.add(out.compute_time, cycle)
-            self._last_eval = out
-            self._publish_markers_when_due()
-        self._last_out = out
+            self.diagnostics.add_cycle(out.compute_time, cycle)
+            if not self.scene.empty:
+                self.markers.offer(out)
+        self.last_output = out
 
     def _stamp(self, out) -> Time:
         """``builtin_interfaces/Time`` of ``out.stamp``: the accepted joint state's own stamp
@@ -353,98 +342,26 @@ class CollisionMonitorNode(Node):
             self.probes_pub.publish(pw.fill(out.status, self._stamp(out), out.probes))
 
     # -- markers: after an evaluation's answers, at most marker_rate per second -----------------
-    def _on_marker_timer(self):
-        """At ``marker_rate``: the markers of the last evaluation when joint states stopped
-        before the cycles published them."""
-        self._publish_markers_when_due()
-
-    def _publish_markers_when_due(self):
-        """The markers of the latest evaluation, when there is a new one, someone subscribes and
-        ``1 / marker_rate`` has passed since the last (on a grid of that period while they keep
-        coming). The evaluation's buffers hold it until the next evaluation, which cannot run
-        during this call."""
-        out = self._last_eval
-        now = time.perf_counter()
-        if (not self.publish_markers or out is None or out is self._marked or self.scene.empty
-                or now < self._markers_due or self.markers_pub.get_subscription_count() == 0):
-            return
+    def _build_markers(self, out, cache) -> bytes:
+        """The serialized MarkerArray of ``out`` (:class:`MarkerPublisher` calls it; imported on
+        first use, as the marker kernels compile then)."""
         from ambf_collision.ros.markers import build_markers
 
-        self._marked = out
-        late = now - self._markers_due > self._marker_period  # none for a while: a new grid
-        self._markers_due = (now if late else self._markers_due) + self._marker_period
-        try:
-            raw = build_markers(self.model, out.result, out.probes, self.world_frame,
-                                self._stamp(out), near=self.monitor.config.report_distance,
-                                cache=self._marker_cache)
-        except ValueError as err:  # markers are a view: the answers go on without them
-            self.get_logger().error(f"markers not published: {err}", throttle_duration_sec=5.0)
-            return
-        self.markers_pub.publish(raw)  # the serialized MarkerArray
-        self.markers_published += 1
-
-    # -- diagnostics: from a thread of their own -----------------------------------------------
-    def _on_diagnostics(self):
-        """One ``/diagnostics`` message (called every ``diagnostics_period`` by
-        :class:`PeriodicThread`, beside the executor), and a throttled warning when TF
-        transforms were refused since the last one. It only reads what the executor's callbacks
-        write (single attribute reads and copies): a value may be one evaluation old."""
-        now = self._now()
-        out = self._last_out
-        m = self.monitor
-        if out is None:
-            status, reason = m.status(now)[:2]
-        else:
-            status, reason = out.status, out.reason
-        if self._tf_reason and out is not None and not out.evaluated:
-            reason = self._tf_reason
-        tf = dict(self.tf.intake.counts)
-        refused = tf["future"] + tf["invalid"] + tf["frames"] + tf["dropped"]
-        if refused > self._tf_refused:
-            self._tf_refused = refused
-            self.get_logger().warning(f"TF: {self.tf.intake.last_refusal} ({refused} refused so "
-                                      "far)", throttle_duration_sec=5.0)
-        stats, self._stats = self._stats, CycleStats()
-        values = {
-            "evaluation_rate_hz": number(m.evaluation_rate(now), ".1f"),
-            **stats.values(),
-            "joint_state_age_s": number(m.merger.age(now), ".4f"),
-            "min_distance_m": number(out.min_distance, ".6f") if out is not None else "inf",
-            "pairs_checked": str(out.pairs_checked if out is not None else 0),
-            "evaluations": str(m.evaluations),
-            "joint_states_good": str(m.merger.good_count),
-            "joint_states_bad": str(m.merger.bad_count),
-            "coalesced": str(m.limiter.coalesced),
-            "probes": str(self.scene.probe_count()),
-            "markers_published": str(self.markers_published),
-            "tf_backend": self.tf.backend,
-            "tf_received": str(tf["stored"]),
-            "tf_refused": (f"future {tf['future']}, invalid {tf['invalid']}, frames "
-                           f"{tf['frames']}, dropped {tf['dropped']}"),
-            "scene_load_s": number(self.prepared.seconds, ".3f"),
-            "reloading": "true" if self._loader.busy else "false",
-        }
-        closure = closure_summary(self.model, out.result) if out is not None and out.result else {}
-        level, message, values = diagnostic_report(status, reason, values, m.unreceived(),
-                                                   closure)
-        st = DiagnosticStatus(level=bytes([level]), name=f"{self.get_name()}: collision monitor",
-                              message=message, hardware_id=self.get_fully_qualified_name(),
-                              values=[KeyValue(key=k, value=v) for k, v in values.items()])
-        arr = DiagnosticArray(status=[st])
-        arr.header.stamp = self.get_clock().now().to_msg()
-        self.diag_pub.publish(arr)
+        return build_markers(self.model, out.result, out.probes, self.world_frame,
+                             self._stamp(out), near=self.monitor.config.report_distance,
+                             cache=cache)
 
     def destroy_node(self):
         """Stops the diagnostics thread first (it publishes through this node; absent when the
         constructor failed before starting it)."""
-        diagnostics = getattr(self, "_diagnostics", None)
+        diagnostics = getattr(self, "diagnostics", None)
         if diagnostics is not None:
             diagnostics.stop()
         return super().destroy_node()
 
     # -- services ----------------------------------------------------------------------------
     def _on_enable(self, request, response):
-        now = self._now()
+        now = self.now()
         self.monitor.set_enabled(bool(request.data), now)
         self._cycle(now, time.perf_counter(), force=True)
         response.success = True
@@ -462,13 +379,13 @@ class CollisionMonitorNode(Node):
         """Rereads the files in a worker thread while this node keeps evaluating with the old
         model; the new one is installed between two evaluations. A broken file keeps the old
         model, and the answer names the file, entry and key."""
-        if self._loader.busy:
+        if self.loader.busy:
             response.success = False
             response.message = "a reload is already running: call again when it has finished"
             return response
         params = dict(self.params)
         try:
-            prepared = await self._loader.start(lambda: self._load(params))
+            prepared = await self.loader.start(lambda: self._load(params))
         except Exception as err:  # noqa: BLE001 - any failure keeps the old model
             what = "" if isinstance(err, (ValueError, OSError)) else f"{type(err).__name__}: "
             response.success = False
@@ -487,7 +404,7 @@ class CollisionMonitorNode(Node):
                             f"{self.scene.probe_count()} probe(s), "
                             f"{len(self.model.joint_names)} joint(s) in {prepared.seconds:.2f} s")
         self.get_logger().info(response.message)
-        self._cycle(self._now(), time.perf_counter(), force=True)
+        self._cycle(self.now(), time.perf_counter(), force=True)
         return response
 
     # -- run-time parameters -----------------------------------------------------------------
@@ -523,17 +440,15 @@ class CollisionMonitorNode(Node):
                                                   self._on_deferred)
             self.deferred_timer.cancel()
         if "diagnostics_period" in changes:
-            self._diagnostics.period = changes["diagnostics_period"]
+            self.diagnostics.period = changes["diagnostics_period"]
         if "marker_rate" in changes:
-            self._marker_period = 1.0 / changes["marker_rate"]
-            self.marker_timer = self._new_timer(self.marker_timer, self._marker_period,
-                                                self._on_marker_timer)
+            self.markers.set_rate(changes["marker_rate"])
         if "transform_tolerance" in changes:
             self.tf.tolerance = changes["transform_tolerance"]
         if "future_tolerance" in changes:
             self.tf.intake.future_tolerance = changes["future_tolerance"]
         if "publish_markers" in changes:
-            self.publish_markers = changes["publish_markers"]
+            self.markers.enabled = changes["publish_markers"]
         return SetParametersResult(successful=True)
 
     def _new_timer(self, old, period: float, callback):
