@@ -10,7 +10,7 @@ given), per pose:
 - ``jacobians``: the Jacobian/rate/local-point part alone (``jacobians.contact_jacobians``, the
   same compiled function, called in a loop from a small njit wrapper here for the contacts of
   that pose), so ``evaluate - jacobians`` is the evaluation without them;
-- node side: the monitor's rows of controller outputs (``monitor.controller_rows``) and the
+- node side: the monitor's rows of controller outputs (``monitor/controller_rows.py``) and the
   serializer's added bytes (``ContactArraySerializer.serialize`` with vs without the Jacobians,
   rates, local points and joint names), when rclpy and the built messages are importable.
 
@@ -92,7 +92,7 @@ def node_side(model, repeats: int):
     """(monitor copies us, serializer with outputs us, without us) for 3 contacts, or None
     without rclpy and the built messages."""
     try:
-        from ambf_collision.monitor.monitor import controller_rows
+        from ambf_collision.monitor.controller_rows import controller_rows
         from ambf_collision.ros.convert import ContactArraySerializer, stamp_msg
     except ImportError:
         return None

@@ -41,6 +41,7 @@ from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABL
                                            STATUS_NAMES, STATUS_NO_JOINT_STATE, STATUS_OK,
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE,
                                            MonitorConfig)
+from ambf_collision.monitor.controller_rows import controller_rows
 from ambf_collision.monitor.joint_states import JointStateMerger, joint_name_table
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
                                              sanitize_probes)
@@ -379,30 +380,6 @@ class CollisionMonitor:
                 self._warn("nan:probes", f"zeroed {n} probe(s)/patch(es) with non-finite values", now)
         out.probes = probe_result
         out.compute_time = elapsed + (time.perf_counter() - t0)
-
-
-CONTROLLER_VALUES = 7
-"""Values of a controller row after the Jacobian: distance_rate, point_1_local, point_2_local."""
-
-
-def controller_rows(result, n: int, n_joints: int, rates_valid: bool) -> np.ndarray:
-    """``(n, J + 7)``: per contact of ``result`` (its first ``n``) the Jacobian, the distance
-    rate (0 unless ``rates_valid``), point_1_local, point_2_local, as the message orders them
-    (a new array); zeros where the result has none (a stand-in model)."""
-    J = n_joints
-    rows = np.zeros((n, J + CONTROLLER_VALUES))
-    if not n:
-        return rows
-    jac = getattr(result, "jacobians", None)
-    if jac is not None:
-        rows[:, :J] = jac[:n]
-    rates = getattr(result, "distance_rates", None)
-    if rates is not None and rates_valid:
-        rows[:, J] = rates[:n]
-    p1, p2 = getattr(result, "point_1_local", None), getattr(result, "point_2_local", None)
-    if p1 is not None and p2 is not None:
-        rows[:, J + 1:J + 4], rows[:, J + 4:] = p1[:n], p2[:n]
-    return rows
 
 
 def _listed(names: list, limit: int = 4) -> str:

@@ -34,7 +34,7 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Vector3
 
-from ambf_collision.monitor.monitor import CONTROLLER_VALUES
+from ambf_collision.monitor.controller_rows import CONTROLLER_VALUES
 from ambf_collision.msg import Contact, ContactArray, ProbeState
 from ambf_collision.ros.cdr import U32, align, cdr_string, finite_rows, message_distance
 from ambf_collision.ros.convert_probes import (ProbeArraySerializer, ProbeArrayWriter,  # noqa: F401

@@ -15,7 +15,8 @@ from conftest import DEMO_ARM
 
 from ambf_collision.model import Model
 from ambf_collision.monitor.config import MonitorConfig
-from ambf_collision.monitor.monitor import CONTROLLER_VALUES, CollisionMonitor
+from ambf_collision.monitor.controller_rows import CONTROLLER_VALUES
+from ambf_collision.monitor.monitor import CollisionMonitor
 
 MOVABLE = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
 SELF = [0.8, 0.3, 2.5, 1.74]  # the demo trajectory's self-contact pose
