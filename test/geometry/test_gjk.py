@@ -19,7 +19,7 @@ from gjk_reference import (
     support_values,
     world_of,
 )
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ambf_collision.geometry.gjk import CONVERGED, EPA_NOT_CONVERGED, convex_distance
@@ -247,6 +247,8 @@ KINDS = ["sphere", "capsule", "box", "cylinder", "cone", "hull"]
 
 @settings(max_examples=120, deadline=None)
 @given(st.sampled_from(KINDS), st.sampled_from(KINDS), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
+# found by hypothesis: two cylinders 2.943e-7 m apart, where coal says 2.994e-7 m
+@example("cylinder", "cylinder", 24247, 0.719876069239043)
 def test_against_coal_and_the_support_certificate(kind1, kind2, seed, spread):
     coal_bridge = pytest.importorskip("ambf_collision.geometry.coal_bridge")
     pytest.importorskip("coal", reason="coal (the oracle) is not installed in this environment")
@@ -257,12 +259,14 @@ def test_against_coal_and_the_support_certificate(kind1, kind2, seed, spread):
         warnings.simplefilter("ignore")
         dc, _, _, nc = coal_bridge.solid_pair_distance(s1, s2)
     if abs(d - dc) > 1e-9:
-        # coal's EPA does not always converge. Where coal differs it must be on a penetration (a
-        # separation is exact by our certificate), and ours must agree with the support-function
-        # reference; where coal's depth is an achievable translation along its own normal, ours
-        # must be smaller (coal's then is no minimum)
-        assert d < 0
-        if abs(dc + support_values(s1, nc)[0] + support_values(s2, -nc)[0]) <= 1e-9:
+        # coal's GJK and EPA do not always converge, and ours must then agree with the
+        # support-function reference. On a separation ours is exact by the certificate, so coal's
+        # can only be GJK's upper bound, stopped short. On a penetration, where coal's depth is an
+        # achievable translation along its own normal, ours must be smaller (coal's then is no
+        # minimum)
+        if d > 0:
+            assert dc > d
+        elif abs(dc + support_values(s1, nc)[0] + support_values(s2, -nc)[0]) <= 1e-9:
             assert d > dc
         ref, _ = reference_signed_distance(s1, s2)
         assert d == pytest.approx(ref, abs=1e-9)
