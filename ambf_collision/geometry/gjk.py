@@ -52,7 +52,7 @@ from ambf_collision.geometry.simplex import closest_on_simplex
 from ambf_collision.geometry.support import (
     NONE,
     core_of,
-    pair_support,
+    core_support,
     settle_witnesses,
     support_bound,
 )
@@ -108,7 +108,9 @@ def _gjk(C1, C2, HV, NS, NB, S, lam):
     n = 0
     hint1, hint2 = NONE, NONE  # hull vertices of the last support points: where the next climbs start
     for iteration in range(GJK_MAX_ITERATIONS):
-        a0, a1, a2, b0, b1, b2, hint1, hint2 = pair_support(C1, C2, HV, NS, NB, -v0, -v1, -v2, hint1, hint2)
+        # support.pair_support, inlined (see there): A's support along -v, B's along v
+        a0, a1, a2, hint1 = core_support(C1, HV, NS, NB, -v0, -v1, -v2, hint1)
+        b0, b1, b2, hint2 = core_support(C2, HV, NS, NB, v0, v1, v2, hint2)
         w0, w1, w2 = a0 - b0, a1 - b1, a2 - b2
         if n > 0:
             # Frank-Wolfe gap: |v| - v.w / |v| bounds |v| - distance from above

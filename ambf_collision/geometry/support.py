@@ -207,8 +207,9 @@ def _signed(half, v, tie):
 def pair_support(C1, C2, V, neighbor_start, neighbors, d0, d1, d2, hint1, hint2):
     """The support points of core 1 along d and of core 2 along -d, with their hull vertices:
     ``(a0, a1, a2, b0, b1, b2, vertex1, vertex2)``; a - b is the support point of the Minkowski
-    difference along d. The one call of a GJK or EPA iteration: ``core_support`` is inlined
-    here."""
+    difference along d. The one call of an EPA iteration: ``core_support`` is inlined here
+    (GJK's loop, which dominates a separated pair's cost, inlines the two ``core_support`` calls
+    itself: 5 % of a demo-arm evaluation, ~4 s more compiling)."""
     a0, a1, a2, vertex1 = core_support(C1, V, neighbor_start, neighbors, d0, d1, d2, hint1)
     b0, b1, b2, vertex2 = core_support(C2, V, neighbor_start, neighbors, -d0, -d1, -d2, hint2)
     return a0, a1, a2, b0, b1, b2, vertex1, vertex2
