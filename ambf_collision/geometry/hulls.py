@@ -39,7 +39,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.spatial import ConvexHull, QhullError
 
 from ambf_collision.geometry.tolerances import HULL_CHECK_RELATIVE
 
@@ -190,6 +189,10 @@ def _vertex_graph(triangles, dimension, vertex_start):
 def _hull_of(P: np.ndarray) -> _Hull:
     """Hull of the points P (M,3): qhull in 3-D, the flat representations when qhull finds the
     cloud flat (or M < 4)."""
+    # imported here, not at the top: scipy.spatial takes ~0.4 s to import (of the node's
+    # 2-3 s warm start), and only a mesh's hull needs it
+    from scipy.spatial import ConvexHull, QhullError
+
     if len(P) >= 4:
         try:
             return _solid_hull(P, ConvexHull(P))
@@ -325,6 +328,8 @@ def _ear_clip(ring: list, xy: list):
 
 def _polygon_hull(P: np.ndarray, axes: np.ndarray) -> _Hull:
     """Coplanar cloud: 2-D qhull in the plane of the two principal directions."""
+    from scipy.spatial import ConvexHull  # see _hull_of
+
     e1, e2 = axes[0], axes[1]
     n = np.cross(e1, e2)
     ring = ConvexHull(np.stack([P @ e1, P @ e2], axis=1)).vertices  # counter-clockwise about n

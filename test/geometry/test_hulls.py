@@ -209,3 +209,24 @@ def test_validate_refuses_broken_hulls():
     far[2] += 0.1
     with pytest.raises(HullError, match="does not touch"):
         broken(hs, face_offset=far).validate()
+
+
+# ------------------------------------------------------------------------------- import cost
+
+def test_scipy_spatial_is_imported_only_for_a_hull():
+    """qhull's module costs ~0.4 s to import, part of every node's start: a robot without meshes
+    never imports it, and the first hull does (in a fresh interpreter each)."""
+    import subprocess
+    import sys
+
+    from conftest import DEMO_ARM
+
+    def loaded(code):
+        out = subprocess.run([sys.executable, "-c", "import sys\n" + code +
+                              "\nprint('scipy.spatial' in sys.modules)"],
+                             capture_output=True, text=True, check=True)
+        return out.stdout.split()[-1] == "True"
+
+    assert not loaded(f"from ambf_collision.model import Model\nModel.from_files([{str(DEMO_ARM)!r}])")
+    assert loaded("import numpy as np\nfrom ambf_collision.geometry.hulls import HullSet\n"
+                  "HullSet.from_clouds([np.vstack([np.eye(3), np.zeros(3)])])")
