@@ -36,8 +36,8 @@ from ambf_collision.model.kinematics_kernels import (BODY_DTYPE, COUPLING_DTYPE,
                                                      JOINT_STATE_DTYPE, POSE_DTYPE,
                                                      forward_kinematics, kinematics_buffers,
                                                      kinematics_constants)
-from ambf_collision.model.table_buffer import (float_matrix, float_vector, header_of, int_vector,
-                                                records)
+from ambf_collision.model.table_buffer import (float_matrix, float_vector, int_vector, records,
+                                                words_of)
 
 __all__ = ["MODEL_TABLES", "DATA_TABLES", "evaluate_model"]
 
@@ -54,15 +54,15 @@ def model_tables(model):
     """``(K, link, C, H, pair_bodies, pair_environment)``: the kinematics constants, the shapes
     in their bodies' frames, the pair constants, the hulls, the pairs' bodies and which pairs are
     robot-environment pairs, of a Model buffer."""
-    h = header_of(model)
+    h, f = words_of(model)
     K = kinematics_constants(records(model, h, 0, JOINT_DTYPE), records(model, h, 1, BODY_DTYPE),
-                             records(model, h, 2, COUPLING_DTYPE), int_vector(model, h, 3))
-    link = Link(world_of(records(model, h, 4, SHAPE_DTYPE)), int_vector(model, h, 5))
+                             records(model, h, 2, COUPLING_DTYPE), int_vector(h, 3))
+    link = Link(world_of(records(model, h, 4, SHAPE_DTYPE)), int_vector(h, 5))
     C = pair_constants(records(model, h, 7, PAIR_DTYPE), records(model, h, 6, BOUND_DTYPE))
-    H = Hulls(float_matrix(model, h, 8, 3), int_vector(model, h, 9), float_matrix(model, h, 10, 3),
-              float_vector(model, h, 11), int_vector(model, h, 12), float_matrix(model, h, 13, 3),
-              float_vector(model, h, 14), int_vector(model, h, 15), int_vector(model, h, 16))
-    return K, link, C, H, int_vector(model, h, 17), int_vector(model, h, 18)
+    H = Hulls(float_matrix(f, h, 8, 3), int_vector(h, 9), float_matrix(f, h, 10, 3),
+              float_vector(f, h, 11), int_vector(h, 12), float_matrix(f, h, 13, 3),
+              float_vector(f, h, 14), int_vector(h, 15), int_vector(h, 16))
+    return K, link, C, H, int_vector(h, 17), int_vector(h, 18)
 
 
 @njit(cache=True, inline="always")
@@ -70,15 +70,15 @@ def data_tables(data):
     """``(D, velocity, W, R, contact_index, contacts, jacobians, moved)``: the kinematics
     buffers, the joint velocities, the world shapes, the pair results, the contact index, the
     contacts' table and Jacobians, and which shapes moved, of a Data buffer."""
-    h = header_of(data)
+    h, f = words_of(data)
     joints = records(data, h, 0, JOINT_STATE_DTYPE)
     D = kinematics_buffers(joints, records(data, h, 1, POSE_DTYPE),
-                           records(data, h, 2, POSE_DTYPE), float_matrix(data, h, 3, 2))
+                           records(data, h, 2, POSE_DTYPE), float_matrix(f, h, 3, 2))
     W = world_of(records(data, h, 4, SHAPE_DTYPE))
     return (D, joints.velocity, W,
-            pair_results(records(data, h, 5, PAIR_RESULT_DTYPE)), int_vector(data, h, 6),
-            contact_rows(records(data, h, 7, CONTACT_DTYPE)), float_vector(data, h, 8),
-            int_vector(data, h, 9))
+            pair_results(records(data, h, 5, PAIR_RESULT_DTYPE)), int_vector(h, 6),
+            contact_rows(records(data, h, 7, CONTACT_DTYPE)), float_vector(f, h, 8),
+            int_vector(h, 9))
 
 
 @njit(cache=True)

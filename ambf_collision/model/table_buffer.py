@@ -4,12 +4,14 @@ numba's dispatcher charges every argument of a call from Python: measured here a
 plain array and about 300 ns for a record (structured) array, whose dtype it hashes on every call.
 The Model's constant tables and the Data's per-cycle tables are therefore each kept in one
 ``uint8`` buffer. Python works on views of it (record tables, plain arrays); compiled code takes
-the buffer, views its header once (:func:`header_of`) and table ``i`` with :func:`records`,
-:func:`float_matrix`, :func:`float_vector` or :func:`int_vector`.
+the buffer, views it once as int64 and float64 words (:func:`words_of`), and table ``i`` with
+:func:`records` (a view of its bytes), :func:`float_matrix`, :func:`float_vector` or
+:func:`int_vector` (slices of the words).
 
 Layout (byte offsets): an int64 header ``[n, start_0, end_0, ..., start_{n-1}, end_{n-1}]``,
 then table ``i`` in ``[start_i, end_i)``, each start a multiple of 64 (every dtype here is
-aligned to at most 8 bytes). A table of 0 rows has ``start == end``.
+aligned to at most 8 bytes), and the buffer's length a multiple of 64. A table of 0 rows has
+``start == end``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["pack", "header_of", "records", "float_matrix", "float_vector", "int_vector"]
+__all__ = ["pack", "words_of", "records", "float_matrix", "float_vector", "int_vector"]
 
 _ALIGN = 64
 
@@ -42,33 +44,34 @@ def pack(arrays, writeable: bool = True):
 
 
 @njit(cache=True, inline="always")
-def header_of(buffer):
-    """The int64 header of ``buffer`` (``[n, start_0, end_0, ...]``): viewed once per call
-    and handed to the functions below (a view costs ~35 ns in compiled code)."""
-    n = buffer[:8].view(np.int64)[0]
-    return buffer[:8 * (1 + 2 * n)].view(np.int64)
+def words_of(buffer):
+    """``(ints, floats)``: the whole buffer as int64 and as float64 words, viewed once per call
+    (its length is a multiple of 64 bytes). ``ints`` begins with the header. A table of plain
+    numbers is then a slice of one of them: a few ns, where a ``view`` of its own bytes costs
+    about 60 ns in compiled code (measured here: 8 tables 108 against 480 ns)."""
+    return buffer.view(np.int64), buffer.view(np.float64)
 
 
 @njit(cache=True, inline="always")
-def records(buffer, header, i, dtype):
+def records(buffer, ints, i, dtype):
     """Table ``i`` of ``buffer`` as a 1-D array of ``dtype`` (a record dtype)."""
-    return buffer[header[1 + 2 * i]:header[2 + 2 * i]].view(dtype)
+    return buffer[ints[1 + 2 * i]:ints[2 + 2 * i]].view(dtype)
 
 
 @njit(cache=True, inline="always")
-def float_matrix(buffer, header, i, columns):
-    """Table ``i`` of ``buffer`` as a float64 array ``(rows, columns)``."""
-    s, e = header[1 + 2 * i], header[2 + 2 * i]
-    return buffer[s:e].view(np.float64).reshape(((e - s) // (8 * columns), columns))
+def float_matrix(floats, ints, i, columns):
+    """Table ``i`` as a float64 array ``(rows, columns)``."""
+    s, e = ints[1 + 2 * i] // 8, ints[2 + 2 * i] // 8
+    return floats[s:e].reshape(((e - s) // columns, columns))
 
 
 @njit(cache=True, inline="always")
-def float_vector(buffer, header, i):
-    """Table ``i`` of ``buffer`` as a 1-D float64 array."""
-    return buffer[header[1 + 2 * i]:header[2 + 2 * i]].view(np.float64)
+def float_vector(floats, ints, i):
+    """Table ``i`` as a 1-D float64 array."""
+    return floats[ints[1 + 2 * i] // 8:ints[2 + 2 * i] // 8]
 
 
 @njit(cache=True, inline="always")
-def int_vector(buffer, header, i):
-    """Table ``i`` of ``buffer`` as a 1-D int64 array."""
-    return buffer[header[1 + 2 * i]:header[2 + 2 * i]].view(np.int64)
+def int_vector(ints, i):
+    """Table ``i`` as a 1-D int64 array."""
+    return ints[ints[1 + 2 * i] // 8:ints[2 + 2 * i] // 8]
