@@ -249,6 +249,9 @@ KINDS = ["sphere", "capsule", "box", "cylinder", "cone", "hull"]
 @given(st.sampled_from(KINDS), st.sampled_from(KINDS), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
 # found by hypothesis: two cylinders 2.943e-7 m apart, where coal says 2.994e-7 m
 @example("cylinder", "cylinder", 24247, 0.719876069239043)
+# and two cylinders 0.105 m deep, where coal fails (-1.8e308) and the reference's search stalls
+# 0.0094 degrees off, 3.1e-9 m deeper than ours, which is -(h_1(n) + h_2(-n)) on its own normal
+@example("cylinder", "cylinder", 226, 0.5625)
 def test_against_coal_and_the_support_certificate(kind1, kind2, seed, spread):
     coal_bridge = pytest.importorskip("ambf_collision.geometry.coal_bridge")
     pytest.importorskip("coal", reason="coal (the oracle) is not installed in this environment")
@@ -269,7 +272,11 @@ def test_against_coal_and_the_support_certificate(kind1, kind2, seed, spread):
         elif abs(dc + support_values(s1, nc)[0] + support_values(s2, -nc)[0]) <= 1e-9:
             assert d > dc
         ref, _ = reference_signed_distance(s1, s2)
-        assert d == pytest.approx(ref, abs=1e-9)
+        if d > 0:
+            assert d == pytest.approx(ref, abs=1e-9)
+        else:  # ours and the reference are both -(h_1(n) + h_2(-n)) for some n (ours by the
+            # certificate): lower bounds of the signed distance, so ours may only be the better
+            assert d >= ref - 1e-9
 
 
 # ------------------------------------------------------------------------------------- issue 11 §4
