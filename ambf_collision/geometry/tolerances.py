@@ -84,7 +84,9 @@ SUPPORT_TIE_RELATIVE = 16 * 2.220446049250313e-16
 #: (cylinder, cone) converge to it, or stop a little short of it where a new support point no
 #: longer brings the simplex closer in floating point (two cylinders 0.11 m apart, a random test
 #: case: stopped at a gap of 2.9e-11 m, the witness points 3.4e-11 m inside their supporting
-#: planes). Rounding of v . w is ~1e-16 m for metre-size scenes.
+#: planes; the largest found, a cone and a cylinder 0.13 mm apart: a gap of 1.6e-10 m, the
+#: distance at most 7.6e-11 m above the true one, the witnesses 8.1e-11 m inside their planes).
+#: Rounding of v . w is ~1e-16 m for metre-size scenes.
 GJK_TOLERANCE = 1e-12
 
 #: Cores closer than this (m) count as touching: EPA then gives the signed distance and a normal
