@@ -1,6 +1,7 @@
 """Shared pytest configuration and the paths every test folder uses."""
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -10,6 +11,13 @@ from hypothesis import settings
 # never depends on the draw; locally the default profile keeps exploring new examples.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+# The ROS tests stop their nodes and launches with SIGINT, as Ctrl-C does. A shell that starts a
+# command in the background without job control (`.ci/run &` in a script, nohup) starts it with
+# SIGINT ignored (POSIX), every child inherits that, and `launch` then never shuts down. A handler
+# here is reset to the default in every child at exec, so children get Ctrl-C's default again.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Test helper modules (ros_harness, exact_reference, ...) live beside this file; test modules
 # import the paths below with ``from conftest import ...``.
