@@ -121,9 +121,7 @@ def _refine(C1, C2, HV, NS, NB, u, value):
     support-function bound, so the result stays a valid (upper) bound of the depth."""
     step = EPA_REFINE_STEP
     turn = 0.0
-    axes = np.empty((6, 3))  # the columns of both cores' rotations
-    _rotation_columns(C1, axes, 0)
-    _rotation_columns(C2, axes, 3)
+    axes = _rotation_columns(C1, C2)
     while step > 1e-12:
         e = perpendicular(u[0], u[1], u[2])
         f0, f1, f2 = u[1] * e[2] - u[2] * e[1], u[2] * e[0] - u[0] * e[2], u[0] * e[1] - u[1] * e[0]
@@ -156,11 +154,15 @@ def _refine(C1, C2, HV, NS, NB, u, value):
 
 
 @njit(cache=True)
-def _rotation_columns(C, axes, row):
-    """The columns of core ``C``'s rotation (its local axes in world) into ``axes[row:row+3]``."""
-    axes[row, 0], axes[row, 1], axes[row, 2] = C.r00, C.r10, C.r20
-    axes[row + 1, 0], axes[row + 1, 1], axes[row + 1, 2] = C.r01, C.r11, C.r21
-    axes[row + 2, 0], axes[row + 2, 1], axes[row + 2, 2] = C.r02, C.r12, C.r22
+def _rotation_columns(C1, C2):
+    """The columns of both cores' rotations (their local axes in world), ``(6, 3)``: C1's in
+    rows 0-2, C2's in rows 3-5."""
+    axes = np.empty((6, 3))
+    for row, C in ((0, C1), (3, C2)):
+        axes[row, 0], axes[row, 1], axes[row, 2] = C.r00, C.r10, C.r20
+        axes[row + 1, 0], axes[row + 1, 1], axes[row + 1, 2] = C.r01, C.r11, C.r21
+        axes[row + 2, 0], axes[row + 2, 1], axes[row + 2, 2] = C.r02, C.r12, C.r22
+    return axes
 
 
 # ------------------------------------------------------------------------------------------------

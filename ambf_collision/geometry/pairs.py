@@ -209,7 +209,8 @@ def evaluate_pairs(W, H, C, near, R, moved):
     all_exact = near == math.inf
     known = math.inf          # smallest distance known (exact, or an upper bound)
     smallest = math.inf       # smallest distance computed
-    with_upper = False
+    with_upper = not known < math.inf   # as set after phase 0 (a bool, not the constant False:
+    # numba would compile `bounds` once more for a literal argument)
     cutoff = math.inf
     for phase in range(3):    # 0: pairs always computed; 1: bounds; 2: pairs under the cutoff
         for p in range(P):

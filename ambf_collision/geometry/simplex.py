@@ -87,7 +87,7 @@ def _segment(S, i, j):
     return w0, w1, w2, w3, _norm2(S, w0, w1, w2, w3)
 
 
-@njit(cache=True)
+@njit("float64(float64, float64, float64, float64[:, ::1], int64, int64)", cache=True)  # as _segment
 def _cross_dot(m0, m1, m2, S, j, k):
     """m . (S[j] x S[k])."""
     return (m0 * (S[j, 1] * S[k, 2] - S[j, 2] * S[k, 1]) + m1 * (S[j, 2] * S[k, 0] - S[j, 0] * S[k, 2])

@@ -144,11 +144,11 @@ class ProbeModel:
         self.pairs_total = sum(int(rows[row_of_key[_sense_key(p)]].sum()) for p in probes)
 
         N, C, S, Q = len(probes), len(clusters), len(shape_body), len(self.patch_names)
-        n_floats, n_ints = model_sizes(N, C, S, Q)
+        n_floats, n_ints = model_sizes.py_func(N, C, S, Q)
         self.floats = np.zeros(n_floats)
         self.ints = np.zeros(n_ints, dtype=np.int64)
         self.ints[:HEADER] = (N, C, S, Q)
-        arrays = model_views(self.floats, self.ints)
+        arrays = model_views.py_func(self.floats, self.ints)
         arrays.local_position[:] = local_position
         arrays.local_normal[:] = [p.normal for p in probes] if N else 0.0
         for name in ("radius", "stiffness", "range", "contact_threshold", "release_threshold"):
@@ -167,7 +167,7 @@ class ProbeModel:
             arrays.patch_origin[j] = origins.get(name, local_position[members].mean(0))
             arrays.patch_body[j] = probe_body[members[0]]
         self.floats.flags.writeable = self.ints.flags.writeable = False
-        self.arrays = model_views(self.floats, self.ints)
+        self.arrays = model_views.py_func(self.floats, self.ints)
         for name, value in zip(self.arrays._fields, self.arrays):
             setattr(self, name, value)
         self.n_bodies, self.n_shapes = len(self.body_names), S

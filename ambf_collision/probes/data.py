@@ -53,13 +53,13 @@ class ProbeData:
 
     def __init__(self, probes):
         n, c, s, q = (int(v) for v in probes.ints[:4])
-        n_floats, n_distance, n_ints, n_contact, n_scratch = data_sizes(n, c, s, q)
+        n_floats, n_distance, n_ints, n_contact, n_scratch = data_sizes.py_func(n, c, s, q)
         self.floats = np.zeros(n_floats)
         self.distance = np.full(n_distance, np.inf)
         self.ints = np.zeros(n_ints, dtype=np.int64)
         self.in_contact = np.zeros(n_contact, dtype=bool)
         self.scratch = np.zeros(n_scratch)
-        v = data_views(probes.ints, self.floats, self.distance, self.ints, self.in_contact,
+        v = data_views.py_func(probes.ints, self.floats, self.distance, self.ints, self.in_contact,
                        self.scratch)
         v.touching_shape[:] = -1
         v.touching_body[:] = -1

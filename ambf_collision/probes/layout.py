@@ -6,7 +6,9 @@ probe data its per-cycle values in five (``floats``, ``distance``, ``ints``, ``i
 (numba's dispatcher costs about 75 ns per array argument, measured here). The functions below
 are the one definition of where each named array lives in its buffer: the kernel calls them
 (inside njit, where building the NamedTuple is free) and so does Python, once, to fill the
-buffers and to hand out the result fields.
+buffers and to hand out the result fields. Python calls their Python form (numba's ``py_func``):
+the same slices, and no second compiled variant for the set-up's writable model buffers (~1.5 s
+of a cold start, ``bench/bench_start.py``).
 
 Sizes: N probes, C clusters of probes, S shapes, Q patches; the model's ``ints`` start with
 the header ``[N, C, S, Q]``. Frames: ``local_*`` and ``patch_origin`` in the probe's or patch's
