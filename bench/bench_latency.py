@@ -63,8 +63,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import signal
-import struct
 import subprocess
 import sys
 import threading
@@ -72,6 +70,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from latency_receiver import Receiver
+from process_stats import process_cpu, process_tree, stop_process
 
 REPO = Path(__file__).resolve().parents[1]
 ADF = "examples/demo/demo_arm.yaml"
@@ -91,45 +92,6 @@ def node_executable() -> str:
     from ament_index_python.packages import get_package_prefix
 
     return str(Path(get_package_prefix("ambf_collision")) / "lib" / "ambf_collision" / "collision_monitor")
-
-
-def process_tree(pid: int) -> list[int]:
-    """``pid`` and all its descendants (scanned once, outside the measured windows)."""
-    parent = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                text = open(f"/proc/{d}/stat").read()
-            except OSError:
-                continue
-            parent[int(d)] = int(text[text.rindex(")") + 2:].split()[1])
-    tree, frontier = [pid], [pid]
-    while frontier:
-        p = frontier.pop()
-        for c, pp in parent.items():
-            if pp == p and c not in tree:
-                tree.append(c)
-                frontier.append(c)
-    return tree
-
-
-def process_cpu(pids: list[int]) -> tuple[float, float]:
-    """(CPU seconds run, seconds spent runnable but waiting for a CPU) of all threads of the
-    processes ``pids``, from /proc/<pid>/task/<tid>/schedstat (scheduler clock, not ticks)."""
-    run = wait = 0
-    for p in pids:
-        try:
-            tids = os.listdir(f"/proc/{p}/task")
-        except OSError:
-            continue
-        for t in tids:
-            try:
-                f = open(f"/proc/{p}/task/{t}/schedstat").read().split()
-            except OSError:
-                continue
-            run += int(f[0])
-            wait += int(f[1])
-    return run * 1e-9, wait * 1e-9
 
 
 def reference_compute(repeats: int, gap: float = 0.0) -> float:
@@ -241,88 +203,6 @@ def publish_main(domain: int, rates: list[float], seconds: float, pose: str = "m
     node.destroy_node()
     rclpy.shutdown()
     return 0
-
-
-# -- the receiver (this process) -------------------------------------------------------------
-class Receiver:
-    def __init__(self, domain: int, markers: bool = False):
-        import rclpy
-        from diagnostic_msgs.msg import DiagnosticArray
-        from rclpy.context import Context
-        from rclpy.qos import QoSProfile
-
-        from ambf_collision.msg import ContactArray
-
-        try:
-            from rclpy.experimental import EventsExecutor as Executor
-        except ImportError:  # older rclpy
-            from rclpy.executors import SingleThreadedExecutor as Executor
-
-        self.rclpy = rclpy
-        self.context = Context()
-        rclpy.init(context=self.context, domain_id=domain)
-        self.node = rclpy.create_node("bench_latency", context=self.context)
-        self.executor = Executor(context=self.context)
-        self.executor.add_node(self.node)
-        self.replies = []  # (stamp ns, wall ns at receipt); list.append is atomic
-        self.diag = []  # (wall s, compute mean ms, compute max ms, callback mean ms)
-        self.counts = []  # (wall s, joint_states_good, coalesced) from each /diagnostics
-        self.received = None  # the target's joint_states_good in its latest /diagnostics
-        unpack, clock, append = struct.Struct("<iI").unpack_from, time.time_ns, self.replies.append
-
-        def on_contacts(raw: bytes):  # CDR: 4-byte encapsulation header, then header.stamp
-            now = clock()
-            sec, nsec = unpack(raw, 4)
-            append((sec * 1_000_000_000 + nsec, now))
-
-        self.sub = self.node.create_subscription(ContactArray, "/collision_monitor/contacts",
-                                                 on_contacts, QoSProfile(depth=1000), raw=True)
-        self.node.create_subscription(DiagnosticArray, "/diagnostics", self.on_diag, 10)
-        self.markers = 0
-        if markers:  # a viewer's subscription (RViz): the node builds markers only for one
-            from visualization_msgs.msg import MarkerArray
-
-            def on_markers(raw: bytes):
-                self.markers += 1
-
-            self.node.create_subscription(MarkerArray, "/collision_monitor/markers", on_markers,
-                                          1, raw=True)
-
-    def spin_while(self, busy):
-        """Dispatch callbacks in this thread while ``busy()`` (spin_once: the EventsExecutor's
-        ``spin()`` run in a thread here kept a core busy while idle and could not be shut down)."""
-        while busy():
-            self.executor.spin_once(timeout_sec=0.05)
-
-    def on_diag(self, msg):
-        for st in msg.status:
-            if "collision_monitor" in st.name:
-                v = {kv.key: kv.value for kv in st.values}
-                if "joint_states_good" in v:
-                    self.received = int(v["joint_states_good"])
-                    self.counts.append((time.time(), self.received, int(v.get("coalesced", 0))))
-                try:
-                    self.diag.append((time.time(), float(v.get("compute_time_ms") or "nan"),
-                                      float(v.get("compute_time_max_ms") or "nan"),
-                                      float(v.get("cycle_time_ms") or "nan")))
-                except ValueError:
-                    pass
-
-    def close(self):
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.rclpy.shutdown(context=self.context)
-
-
-def stop_process(proc: subprocess.Popen) -> str:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-    try:
-        _, err = proc.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
-    return err or ""
 
 
 def start_publisher(rx, domain: int, env: dict, rates, seconds: float, pose: str,

@@ -31,8 +31,9 @@ import time
 
 import numpy as np
 
-from bench_latency import (DEMO_CONFIG, REPO, WARM, Receiver, node_executable, process_cpu,
-                           process_tree, shut_down, start_publisher)
+from bench_latency import DEMO_CONFIG, REPO, WARM, node_executable, shut_down, start_publisher
+from latency_receiver import Receiver
+from process_stats import process_cpu, process_tree
 
 DIAGNOSTICS_PERIOD = 1.0  # s: config/demo.yaml keeps the node's default
 SAMPLE = 1.0  # s between RSS and CPU samples

@@ -2,7 +2,8 @@
 
 Messages in -> monitor calls -> messages out. All decisions (merging, validation, status,
 staleness, rate cap, warning throttle, no NaN) live in ``ambf_collision/monitor``; this module
-converts messages and clocks, looks up root transforms (``ros/tf.py``) and publishes.
+converts messages and clocks, looks up root transforms (``ros/tf.py``) and publishes
+(``ros/node_outputs.py``, ``ros/marker_publisher.py``).
 
 Topics (relative names are remappable and take the node's namespace; ``~`` is the node's name):
 
@@ -37,7 +38,6 @@ from __future__ import annotations
 
 import time
 
-from builtin_interfaces.msg import Time
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import JumpThreshold
 from rclpy.duration import Duration
@@ -50,17 +50,17 @@ from std_srvs.srv import SetBool, Trigger
 
 from ambf_collision.monitor.config import MonitorConfig
 from ambf_collision.monitor.monitor import CollisionMonitor
-from ambf_collision.msg import ContactArray, ProbeArray
-from ambf_collision.ros.convert import Stamp, stamp_msg
 from ambf_collision.ros.joint_state_decoding import JointStateDecoder, JointStateTooLarge
 from ambf_collision.ros.marker_publisher import MarkerPublisher
 from ambf_collision.ros.node_diagnostics import DiagnosticsPublisher
+from ambf_collision.ros.node_outputs import ResultPublisher
 from ambf_collision.ros.node_parameters import (MONITOR_KEYS, PAIR_KEYS, PARAMETERS,
                                                 check_combination, check_pairs_syntax,
                                                 check_report_distances)
 from ambf_collision.ros.parameters import ConfigError, declare_parameters, on_set_parameters
 from ambf_collision.ros.run import one_line, run_node
-from ambf_collision.ros.scene_loading import PreparedScene, SceneLoader, load_node_scene, with_pairs
+from ambf_collision.ros.scene_loading import (PreparedScene, SceneLoader, load_node_scene,
+                                              reload_scene, with_pairs)
 from ambf_collision.ros.tf import TfSource
 
 __all__ = ["PARAMETERS", "CollisionMonitorNode", "ConfigError", "main"]
@@ -93,17 +93,15 @@ class CollisionMonitorNode(Node):
                            force_fallback=p["tf_backend"] == "fallback")
         self._root_poses = [None] * len(self.root_frames) if self.root_frames else None
         self.tf_reason = ""  # why the root transforms are missing ("" when found)
-        self._stamp_pair = (None, None, 0, 0)  # (float stamp, Time or None, sec, nanosec)
         self._joint_state_decoder = JointStateDecoder()
         self.last_output = None  # the MonitorOutput last published
         self.loader = SceneLoader(wake=self._wake_executor)
         self.markers = MarkerPublisher(self, p["marker_rate"], p["publish_markers"],
                                        self._build_markers)
+        self.results = ResultPublisher(self)  # before the load: subscribers find it meanwhile
 
         self._install(self._load(p), previous=None)
 
-        self.contacts_pub = self.create_publisher(ContactArray, "~/contacts", 10)
-        self.probes_pub = self.create_publisher(ProbeArray, "~/probes", 10)
         # raw: the serialized JointState is decoded here (names, positions, stamp only), which
         # costs a fraction of rclpy's conversion into a Python message
         self.joint_state_subs = []
@@ -170,10 +168,7 @@ class CollisionMonitorNode(Node):
         self.scene = scene
         self.model = scene.model
         self.monitor = monitor
-        self.contact_writer = prepared.contact_writer
-        self.contact_serializer = prepared.contact_serializer
-        self.probe_writer = prepared.probe_writer
-        self.probe_serializer = prepared.probe_serializer
+        self.results.new_scene(prepared)
         self.markers.new_scene(prepared.marker_cache)  # the layout the load drew (same model)
         self.last_output = None
 
@@ -238,11 +233,9 @@ class CollisionMonitorNode(Node):
         now = self.now()
         accepted, _ = self.monitor.on_joint_state(names, positions, sec + nanosec * 1e-9, now,
                                                   source, velocities)
-        if accepted:
-            if sec or nanosec:
-                self._stamp_pair = (self.monitor.merger.stamp, st, sec, nanosec)
-            else:  # unstamped, taken with accept_unstamped: stamped on arrival, never 0
-                self._stamp_pair = (None, None, 0, 0)
+        if accepted:  # unstamped, taken with accept_unstamped: stamped on arrival, never 0
+            self.results.joint_state_accepted(self.monitor.merger.stamp if sec or nanosec else None,
+                                              st, sec, nanosec)
         self._cycle(now, t0)
 
     def _on_heartbeat(self):
@@ -285,8 +278,8 @@ class CollisionMonitorNode(Node):
             return
         tf_ok = self._update_root_poses(now)
         out = monitor.step(now, root_poses=self._root_poses if tf_ok else None, tf_ok=tf_ok,
-                           on_contacts=self._publish_contacts)
-        self._publish_probes(out)
+                           on_contacts=self.results.publish_contacts)
+        self.results.publish_probes(out)
         for w in out.warnings:
             self.get_logger().warning(w)
         if not tf_ok:
@@ -299,48 +292,6 @@ class CollisionMonitorNode(Node):
                 self.markers.offer(out)
         self.last_output = out
 
-    def _stamp(self, out) -> Time:
-        """``builtin_interfaces/Time`` of ``out.stamp``: the accepted joint state's own stamp
-        when ``out`` carries it (built once from its sec and nanosec when it came raw)."""
-        f, msg, sec, nanosec = self._stamp_pair
-        if f != out.stamp:
-            return stamp_msg(out.stamp)
-        if msg is None:
-            msg = Time(sec=sec, nanosec=nanosec)
-            self._stamp_pair = (f, msg, sec, nanosec)
-        return msg
-
-    def _serializer_stamp(self, out):
-        """The stamp the serializers write (``sec``, ``nanosec``): as :meth:`_stamp`, without
-        building a ``Time`` message for the joint state's own stamp."""
-        f, msg, sec, nanosec = self._stamp_pair
-        return Stamp(sec, nanosec) if f == out.stamp else self._stamp(out)
-
-    def _publish_contacts(self, out):
-        """``~/contacts``, called by ``monitor.step`` as soon as the contacts are final (before
-        the probes are evaluated). Not built while nobody subscribes (it would reach no one)."""
-        if not self.contacts_pub.get_subscription_count():
-            return
-        cser = self.contact_serializer
-        self.contacts_pub.publish(cser.serialize(out, self._serializer_stamp(out))
-                                  if cser is not None
-                                  else self.contact_writer.fill(out, self._stamp(out)))
-
-    def _publish_probes(self, out):
-        """``~/probes`` of a finished step (when the scene has probes and someone subscribes:
-        a message without a reader reaches no one)."""
-        pw = self.probe_writer
-        if pw is None or not self.probes_pub.get_subscription_count():
-            return
-        ser = self.probe_serializer
-        if out.probes is None:
-            self.probes_pub.publish(pw.empty(out.status, self._stamp(out)))
-        elif ser is not None:
-            self.probes_pub.publish(ser.serialize(out.status, self._serializer_stamp(out),
-                                                  out.probes))
-        else:
-            self.probes_pub.publish(pw.fill(out.status, self._stamp(out), out.probes))
-
     # -- markers: after an evaluation's answers, at most marker_rate per second -----------------
     def _build_markers(self, out, cache) -> bytes:
         """The serialized MarkerArray of ``out`` (:class:`MarkerPublisher` calls it; imported on
@@ -348,7 +299,7 @@ class CollisionMonitorNode(Node):
         from ambf_collision.ros.markers import build_markers
 
         return build_markers(self.model, out.result, out.probes, self.world_frame,
-                             self._stamp(out), near=self.monitor.config.report_distance,
+                             self.results.stamp(out), near=self.monitor.config.report_distance,
                              cache=cache)
 
     def destroy_node(self):
@@ -376,36 +327,8 @@ class CollisionMonitorNode(Node):
             executor.wake()
 
     async def _on_reload(self, request, response):
-        """Rereads the files in a worker thread while this node keeps evaluating with the old
-        model; the new one is installed between two evaluations. A broken file keeps the old
-        model, and the answer names the file, entry and key."""
-        if self.loader.busy:
-            response.success = False
-            response.message = "a reload is already running: call again when it has finished"
-            return response
-        params = dict(self.params)
-        try:
-            prepared = await self.loader.start(lambda: self._load(params))
-        except Exception as err:  # noqa: BLE001 - any failure keeps the old model
-            what = "" if isinstance(err, (ValueError, OSError)) else f"{type(err).__name__}: "
-            response.success = False
-            response.message = f"reload failed, previous model kept: {what}{one_line(err)}"
-            self.get_logger().error(response.message)
-            return response
-        try:
-            self._install(prepared, previous=self.monitor)
-        except ConfigError as err:  # the new files lack a required joint
-            response.success = False
-            response.message = f"reload failed, previous model kept: {err}"
-            self.get_logger().error(response.message)
-            return response
-        response.success = True
-        response.message = (f"reloaded {len(self.scene.adf_paths)} ADF file(s), "
-                            f"{self.scene.probe_count()} probe(s), "
-                            f"{len(self.model.joint_names)} joint(s) in {prepared.seconds:.2f} s")
-        self.get_logger().info(response.message)
-        self._cycle(self.now(), time.perf_counter(), force=True)
-        return response
+        """``~/reload`` (``scene_loading.reload_scene``)."""
+        return await reload_scene(self, response)
 
     # -- run-time parameters -----------------------------------------------------------------
     def _on_set_parameters(self, params) -> SetParametersResult:

@@ -33,7 +33,7 @@ from ambf_collision.ros.parameters import ConfigError
 from ambf_collision.ros.paths import resolve_package_path
 from ambf_collision.ros.run import one_line
 
-__all__ = ["PreparedScene", "SceneLoader", "load_node_scene", "with_pairs"]
+__all__ = ["PreparedScene", "SceneLoader", "load_node_scene", "reload_scene", "with_pairs"]
 
 FILE_PARAMETERS = ("adf_files", "probe_files", "coupling_files")
 
@@ -179,6 +179,35 @@ class SceneLoader:
                                         daemon=True)
         self._thread.start()
         return future
+
+
+async def reload_scene(node, response):
+    """The node's ``~/reload`` (std_srvs/Trigger): rereads the files in ``node.loader``'s worker
+    thread while the node keeps evaluating with the old model, installs the new one between two
+    evaluations and publishes at once. A broken file keeps the old model, and the answer names
+    the file, entry and key. ``node``: the ``CollisionMonitorNode``."""
+    if node.loader.busy:
+        response.success = False
+        response.message = "a reload is already running: call again when it has finished"
+        return response
+    params = dict(node.params)
+    try:
+        prepared = await node.loader.start(lambda: node._load(params))
+        node._install(prepared, previous=node.monitor)
+    except Exception as err:  # noqa: BLE001 - any failure keeps the old model
+        # a bad file (ValueError, OSError) or the new files lacking a required joint (ConfigError)
+        what = "" if isinstance(err, (ValueError, OSError)) else f"{type(err).__name__}: "
+        response.success = False
+        response.message = f"reload failed, previous model kept: {what}{one_line(err)}"
+        node.get_logger().error(response.message)
+        return response
+    response.success = True
+    response.message = (f"reloaded {len(node.scene.adf_paths)} ADF file(s), "
+                        f"{node.scene.probe_count()} probe(s), "
+                        f"{len(node.model.joint_names)} joint(s) in {prepared.seconds:.2f} s")
+    node.get_logger().info(response.message)
+    node._cycle(node.now(), time.perf_counter(), force=True)
+    return response
 
 
 def with_pairs(prepared: PreparedScene, params: dict, loading: bool = True) -> PreparedScene:

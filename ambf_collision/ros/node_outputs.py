@@ -1,0 +1,83 @@
+"""The node's result topics, ``~/contacts`` (ContactArray) and ``~/probes`` (ProbeArray), and
+the stamp their headers carry.
+
+The stamp is the evaluated joint state's own (``builtin_interfaces/Time``, republished as it
+came; built once from its ``sec`` and ``nanosec`` when the state came raw), or the output's
+time when the output carries no joint state's stamp (a heartbeat, an unstamped state).
+
+A message is built only while its topic has a subscriber: one that no one reads reaches no
+one. It is written by the scene's serializer (CDR bytes, ``ros/cdr.py``) where that matches
+the middleware's serialization, else by its writer (an rclpy message filled in place,
+``ros/convert.py``); ``ros/scene_loading.py`` prepares both with the scene.
+"""
+
+from __future__ import annotations
+
+from builtin_interfaces.msg import Time
+
+from ambf_collision.msg import ContactArray, ProbeArray
+from ambf_collision.ros.convert import Stamp, stamp_msg
+
+__all__ = ["ResultPublisher"]
+
+
+class ResultPublisher:
+    """The publishers of ``~/contacts`` and ``~/probes`` of ``node``, created at once (before
+    the scene loads, so that subscribers can discover them meanwhile), and the stamp state."""
+
+    def __init__(self, node):
+        self.contacts_pub = node.create_publisher(ContactArray, "~/contacts", 10)
+        self.probes_pub = node.create_publisher(ProbeArray, "~/probes", 10)
+        self.prepared = None  # the PreparedScene whose writers and serializers are used
+        self._stamp_pair = (None, None, 0, 0)  # (float stamp, Time or None, sec, nanosec)
+
+    def new_scene(self, prepared) -> None:
+        """Publish with the writers and serializers of ``prepared`` from now on."""
+        self.prepared = prepared
+
+    def joint_state_accepted(self, stamp, msg, sec: int, nanosec: int) -> None:
+        """The monitor took a joint state: ``stamp`` (s, as the monitor keeps it, None when
+        unstamped), its message stamp ``msg`` (None: built from ``sec``, ``nanosec`` when
+        first needed)."""
+        self._stamp_pair = (stamp, msg, sec, nanosec) if stamp is not None else (None, None, 0, 0)
+
+    def stamp(self, out) -> Time:
+        """``builtin_interfaces/Time`` of ``out.stamp``: the accepted joint state's own stamp
+        when ``out`` carries it (built once from its sec and nanosec when it came raw)."""
+        f, msg, sec, nanosec = self._stamp_pair
+        if f != out.stamp:
+            return stamp_msg(out.stamp)
+        if msg is None:
+            msg = Time(sec=sec, nanosec=nanosec)
+            self._stamp_pair = (f, msg, sec, nanosec)
+        return msg
+
+    def _serializer_stamp(self, out):
+        """The stamp the serializers write (``sec``, ``nanosec``): as :meth:`stamp`, without
+        building a ``Time`` message for the joint state's own stamp."""
+        f, msg, sec, nanosec = self._stamp_pair
+        return Stamp(sec, nanosec) if f == out.stamp else self.stamp(out)
+
+    def publish_contacts(self, out) -> None:
+        """``~/contacts`` of ``out`` (``monitor.step`` calls it as soon as the contacts are
+        final, before the probes are evaluated)."""
+        if not self.contacts_pub.get_subscription_count():
+            return
+        serializer = self.prepared.contact_serializer
+        self.contacts_pub.publish(serializer.serialize(out, self._serializer_stamp(out))
+                                  if serializer is not None
+                                  else self.prepared.contact_writer.fill(out, self.stamp(out)))
+
+    def publish_probes(self, out) -> None:
+        """``~/probes`` of a finished step (when the scene has probes)."""
+        writer = self.prepared.probe_writer
+        if writer is None or not self.probes_pub.get_subscription_count():
+            return
+        serializer = self.prepared.probe_serializer
+        if out.probes is None:
+            self.probes_pub.publish(writer.empty(out.status, self.stamp(out)))
+        elif serializer is not None:
+            self.probes_pub.publish(serializer.serialize(out.status, self._serializer_stamp(out),
+                                                         out.probes))
+        else:
+            self.probes_pub.publish(writer.fill(out.status, self.stamp(out), out.probes))

@@ -1,0 +1,61 @@
+"""Process helpers of the ROS benches (``bench_latency``, ``bench_soak``): a process's tree,
+its threads' CPU time and run-queue wait from the scheduler, and stopping it as Ctrl-C would."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+__all__ = ["process_tree", "process_cpu", "stop_process"]
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (scanned once, outside the measured windows)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                text = open(f"/proc/{d}/stat").read()
+            except OSError:
+                continue
+            parent[int(d)] = int(text[text.rindex(")") + 2:].split()[1])
+    tree, frontier = [pid], [pid]
+    while frontier:
+        p = frontier.pop()
+        for c, pp in parent.items():
+            if pp == p and c not in tree:
+                tree.append(c)
+                frontier.append(c)
+    return tree
+
+
+def process_cpu(pids: list[int]) -> tuple[float, float]:
+    """(CPU seconds run, seconds spent runnable but waiting for a CPU) of all threads of the
+    processes ``pids``, from /proc/<pid>/task/<tid>/schedstat (scheduler clock, not ticks)."""
+    run = wait = 0
+    for p in pids:
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for t in tids:
+            try:
+                f = open(f"/proc/{p}/task/{t}/schedstat").read().split()
+            except OSError:
+                continue
+            run += int(f[0])
+            wait += int(f[1])
+    return run * 1e-9, wait * 1e-9
+
+
+def stop_process(proc: subprocess.Popen) -> str:
+    """SIGINT to ``proc`` (SIGKILL 10 s later if it still runs); returns its stderr."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    return err or ""
