@@ -233,9 +233,11 @@ class CollisionMonitorNode(Node):
         now = self.now()
         accepted, _ = self.monitor.on_joint_state(names, positions, sec + nanosec * 1e-9, now,
                                                   source, velocities)
-        if accepted:  # unstamped, taken with accept_unstamped: stamped on arrival, never 0
-            self.results.joint_state_accepted(self.monitor.merger.stamp if sec or nanosec else None,
-                                              st, sec, nanosec)
+        if accepted:
+            if sec or nanosec:
+                self.results.joint_state_accepted(self.monitor.merger.stamp, st, sec, nanosec)
+            else:  # unstamped, taken with accept_unstamped: stamped on arrival, never 0
+                self.results.joint_state_accepted(None, None, 0, 0)
         self._cycle(now, t0)
 
     def _on_heartbeat(self):

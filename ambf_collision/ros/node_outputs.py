@@ -36,10 +36,10 @@ class ResultPublisher:
         self.prepared = prepared
 
     def joint_state_accepted(self, stamp, msg, sec: int, nanosec: int) -> None:
-        """The monitor took a joint state: ``stamp`` (s, as the monitor keeps it, None when
-        unstamped), its message stamp ``msg`` (None: built from ``sec``, ``nanosec`` when
+        """The monitor took a joint state: ``stamp`` (s, as the monitor keeps it; None for an
+        unstamped state), its message stamp ``msg`` (None: built from ``sec``, ``nanosec`` when
         first needed)."""
-        self._stamp_pair = (stamp, msg, sec, nanosec) if stamp is not None else (None, None, 0, 0)
+        self._stamp_pair = (stamp, msg, sec, nanosec)
 
     def stamp(self, out) -> Time:
         """``builtin_interfaces/Time`` of ``out.stamp``: the accepted joint state's own stamp
@@ -69,7 +69,7 @@ class ResultPublisher:
                                   else self.prepared.contact_writer.fill(out, self.stamp(out)))
 
     def publish_probes(self, out) -> None:
-        """``~/probes`` of a finished step (when the scene has probes)."""
+        """``~/probes`` of a finished step (when the scene has probes and someone subscribes)."""
         writer = self.prepared.probe_writer
         if writer is None or not self.probes_pub.get_subscription_count():
             return
