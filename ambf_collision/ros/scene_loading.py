@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        ProbeArraySerializer, ProbeArrayWriter)
-from ambf_collision.ros.jit import CompileWatch
+from ambf_collision.probes.stages import evaluate_probes
+from ambf_collision.ros.jit import CompileElsewhere, CompileWatch
 from ambf_collision.ros.markers import build_markers
 from ambf_collision.ros.node_parameters import parse_padding
 from ambf_collision.ros.parameters import ConfigError
@@ -44,7 +45,9 @@ class PreparedScene:
     ``contact_serializer`` / ``probe_serializer`` are None where the middleware's serialization
     differs from the writers' messages (the messages go out then); ``compiled``: functions numba
     compiled during the load (0 when all came from its cache); ``marker_cache``: the
-    ``build_markers`` cache the load drew its markers with (its layout, ready for the node)."""
+    ``build_markers`` cache the load drew its markers with (its layout, ready for the node);
+    ``compiled_elsewhere``: what a second process compiled meanwhile (``ros/jit.py``), for the
+    log ("" when none started: a warm cache)."""
 
     scene: object
     contact_writer: ContactArrayWriter
@@ -54,6 +57,7 @@ class PreparedScene:
     seconds: float
     compiled: int = 0
     marker_cache: dict = field(default_factory=dict)
+    compiled_elsewhere: str = ""
 
 
 def resolved_files(params: dict) -> dict:
@@ -84,9 +88,7 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
                            ignore_pairs=params["ignore_pairs"], check_pairs=params["check_pairs"],
                            coupling_files=files["coupling_files"], couplings=params["couplings"])
         model = scene.model
-        data = model.create_data()
-        result = model.evaluate(data, report_distance=0.05, near_only=True)  # first call here
-        probe_result = scene.probes(model, data, result) if scene.probes is not None else None
+        result, probe_result, compiled_elsewhere = first_evaluation(scene, model.create_data())
         if not scene.empty:  # the markers' kernels too, whether or not markers are on now
             build_markers(model, result, probe_result, world_frame, 0.0, cache=marker_cache)
     writer = ContactArrayWriter(world_frame)
@@ -103,7 +105,26 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
             probe_serializer = None
     return PreparedScene(scene, writer, serializer if serializer.matches(writer) else None,
                          probe_writer, probe_serializer, time.perf_counter() - t0, jit.compiled,
-                         marker_cache)
+                         marker_cache, compiled_elsewhere)
+
+
+def first_evaluation(scene, data):
+    """``(result, probe_result, compiled_elsewhere)``: the scene's first evaluation and probes
+    on ``data``, their kernels' first calls. On a cold cache numba compiles them, the probes'
+    kernel in a second process meanwhile (``ros/jit.py``); ``compiled_elsewhere`` says what
+    that process did, for the log ("" when none started)."""
+    model, ps = scene.model, scene.probe_set
+    if ps is None:
+        return model.evaluate(data, report_distance=0.05, near_only=True), None, ""
+    with CompileElsewhere(evaluate_probes, ps.kernel_arguments(
+            ps.create_data(), data.body_R, data.body_t, data.world)) as elsewhere:
+        result = model.evaluate(data, report_distance=0.05, near_only=True)
+    note = ""
+    if elsewhere.process is not None:
+        note = ("the probes' kernel in a second process" if elsewhere.wait() else
+                "not the probes' kernel: a second process failed to compile it: "
+                + " ".join(elsewhere.error.split())[-300:])
+    return result, scene.probes(model, data, result), note
 
 
 def _lower_priority() -> None:

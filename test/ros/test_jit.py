@@ -1,15 +1,20 @@
 """The JIT as the node meets it (ros/jit.py): numba's cache folder where the installed tree is
-read-only, and the count of compilations the node logs (issue 14 §6). No ROS needed."""
+read-only, the count of compilations the node logs, and a kernel compiled in a second process
+into the cache this one loads it from (issue 14 §6). No ROS needed."""
 
 from __future__ import annotations
 
+import importlib
+import os
+import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from numba import njit
 
-from ambf_collision.ros.jit import (KERNEL_FOLDERS, PACKAGE_DIR, CompileWatch, choose_numba_cache_dir,
-                                   user_cache_dir)
+from ambf_collision.ros.jit import (KERNEL_FOLDERS, PACKAGE_DIR, CompileElsewhere, CompileWatch,
+                                   _compile_here, choose_numba_cache_dir, user_cache_dir)
 
 
 def test_a_cache_dir_the_user_set_is_kept():
@@ -54,3 +59,90 @@ def test_compile_watch_counts_compilations_not_cached_calls():
         assert twice(np.int64(3)) == 6.0  # a new signature: compiled again
     assert first.compiled >= 1 and second.compiled == 0 and third.compiled >= 1
     assert first.seconds > 0.0 and second.seconds >= 0.0
+
+
+KERNELS = """
+from numba import njit
+
+@njit(cache=True)
+def weighted_sum(a, w):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += w * a[i]
+    return s
+
+@njit(cache=True)
+def plus_one(x):
+    return x + 1.0
+"""
+
+
+@pytest.fixture
+def fresh_kernels(tmp_path, monkeypatch):
+    """A module of two cached kernels in a new folder (so numba's cache of them starts empty),
+    importable here and in a child process."""
+    name = f"ahead_kernels_{os.getpid()}_{tmp_path.name}".replace("-", "_")
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(KERNELS))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path),
+                                                                   os.environ.get("PYTHONPATH")])))
+    return importlib.import_module(name)
+
+
+def test_a_kernel_compiled_elsewhere_is_loaded_here_from_the_cache(fresh_kernels, tmp_path,
+                                                                  monkeypatch):
+    k = fresh_kernels
+    shadow = tmp_path / "working_folder"   # a copy of the module where the process runs, as a
+    shadow.mkdir()                         # source tree beside a colcon install: not the one
+    (shadow / Path(k.__file__).name).write_text(Path(k.__file__).read_text())   # imported here
+    monkeypatch.chdir(shadow)
+    a = np.array([1.0, 2.0, 3.5])
+    with CompileElsewhere(k.weighted_sum, (a, 2.0)) as elsewhere:
+        assert elsewhere.process is None  # started by the first compilation in the block
+        assert k.plus_one(1.0) == 2.0
+        assert elsewhere.process is not None
+    assert elsewhere.wait(), elsewhere.error
+    with CompileWatch() as here:
+        assert k.weighted_sum(a, 2.0) == 13.0  # 2 * (1 + 2 + 3.5), exact in binary
+    assert here.compiled == 0  # loaded from what the other process wrote
+
+    with CompileElsewhere(k.weighted_sum, (a, 2.0)) as warm:
+        assert k.plus_one(2.0) == 3.0  # compiled already: nothing compiles, no process
+    assert warm.process is None and warm.wait() is False
+
+
+def test_a_failed_compilation_elsewhere_is_reported_and_compiled_here(fresh_kernels):
+    k = fresh_kernels
+    with CompileElsewhere(k.weighted_sum, ("not an array", 2.0)) as elsewhere:
+        k.plus_one(1.0)
+    assert elsewhere.wait() is False
+    assert "weighted_sum" in elsewhere.error or "Typing" in elsewhere.error
+    with CompileWatch() as here:  # the first call here compiles it, as without the other process
+        assert k.weighted_sum(np.array([0.5, 0.25]), 4.0) == 3.0
+    assert here.compiled >= 1
+
+
+def test_an_error_in_the_block_stops_the_other_process(fresh_kernels):
+    k = fresh_kernels
+    with pytest.raises(KeyError):
+        with CompileElsewhere(k.weighted_sum, (np.zeros(2), 1.0)) as elsewhere:
+            k.plus_one(1.0)
+            raise KeyError("the load failed")
+    assert elsewhere.process.returncode is not None  # ended, not left compiling
+
+
+def test_the_other_process_refuses_a_module_imported_from_another_file(fresh_kernels):
+    """numba keys its cache by the source's path: a kernel imported from another file (say the
+    resolved path of a colcon symlink install) would be compiled into a cache never read."""
+    import base64
+    import pickle
+
+    from numba import typeof
+
+    k = fresh_kernels
+    elsewhere = "/another/install" + k.__file__
+    payload = base64.b64encode(pickle.dumps((k.__name__, "plus_one", elsewhere,
+                                             (typeof(1.0),)))).decode("ascii")
+    with pytest.raises(RuntimeError, match="another/install"):
+        _compile_here(payload)
+    assert k.plus_one.signatures == []  # refused before compiling
