@@ -3,8 +3,8 @@ publishes with, at start-up in place and on ``~/reload`` in a worker thread.
 
 :func:`load_node_scene` resolves the file parameters (a bad path names its parameter), loads and
 compiles the scene (:func:`ambf_collision.monitor.scene.load_scene`), evaluates it once on a
-private ``Data`` and draws its markers once (so that nothing is first compiled or first touched
-on the executor) and builds
+private ``Data`` and draws its markers once, with a contact at least (so that nothing is first
+compiled or first touched on the executor) and builds
 the message writers and serializers: a :class:`PreparedScene`. The node then installs it between
 two evaluations.
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import math
 import os
 import sys
 import threading
@@ -88,9 +89,15 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
                            ignore_pairs=params["ignore_pairs"], check_pairs=params["check_pairs"],
                            coupling_files=files["coupling_files"], couplings=params["couplings"])
         model = scene.model
-        result, probe_result, compiled_elsewhere = first_evaluation(scene, model.create_data())
+        data = model.create_data()
+        result, probe_result, compiled_elsewhere = first_evaluation(scene, data)
         if not scene.empty:  # the markers' kernels too, whether or not markers are on now
             build_markers(model, result, probe_result, world_frame, 0.0, cache=marker_cache)
+            if not len(result.contact_index) and math.isfinite(result.min_distance):
+                # and the contacts' kernel: the closest pair reported as a contact
+                closest = model.evaluate(
+                    data, report_distance=math.nextafter(result.min_distance, math.inf))
+                build_markers(model, closest, probe_result, world_frame, 0.0, cache=marker_cache)
     writer = ContactArrayWriter(world_frame)
     serializer = ContactArraySerializer(world_frame)
     probe_writer = probe_serializer = None

@@ -146,3 +146,36 @@ def test_the_other_process_refuses_a_module_imported_from_another_file(fresh_ker
     with pytest.raises(RuntimeError, match="another/install"):
         _compile_here(payload)
     assert k.plus_one.signatures == []  # refused before compiling
+
+
+def test_the_nodes_load_calls_every_marker_kernel_even_without_a_contact():
+    """The load warms every kernel the node calls later, so that none is first compiled on the
+    executor (on a cold cache a first contact compiled the contacts' marker kernel there: 0.8 s).
+    The demo arm has no contact at its load pose; a fresh process sees which kernels ran."""
+    import subprocess
+    import sys
+
+    from conftest import DEMO_ARM, DEMO_PROBES
+
+    code = f"""
+from ambf_collision.ros import marker_geometry as kernels
+from ambf_collision.ros.node_parameters import PARAMETERS
+from ambf_collision.ros.parameters import check
+from ambf_collision.ros.scene_loading import load_node_scene
+names = ("shape_colours", "shape_markers", "contact_markers", "probe_markers")
+assert not any(getattr(kernels, n).signatures for n in names)
+params = {{n: check(n, s, s.default) for n, s in PARAMETERS.items()}}
+params["adf_files"], params["probe_files"] = [{str(DEMO_ARM)!r}], [{str(DEMO_PROBES)!r}]
+prepared = load_node_scene(params, "world")
+print(sorted(n for n in names if getattr(kernels, n).signatures))
+"""
+    import ambf_collision
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ambf_collision.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root,
+                                                                    os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines()[-1] == str(sorted(["shape_colours", "shape_markers",
+                                                     "contact_markers", "probe_markers"]))
