@@ -124,7 +124,7 @@ class CompileElsewhere:
 
         outer = self
 
-        class _FirstCompile(event.Listener):
+        class _FirstCompile(event.Listener):  # here: numba is imported on first use (module doc)
             def on_start(self, ev):
                 if outer.process is None:
                     outer._start()
