@@ -13,11 +13,14 @@ on-disk cache. Two things the node takes care of:
 - **Saying when it compiles.** :class:`CompileWatch` counts numba's compilations during the scene
   load (numba's own ``numba:compile`` events: none when every kernel comes from the cache), so
   the node logs once that it compiled and how long that took.
-- **Compiling on both cores.** numba compiles one function at a time in a process. On a cold
-  cache the scene load's two big kernels, the model's (kinematics and every pair) and the
-  probes', do not call each other, so :class:`CompileElsewhere` has a second Python process
-  (``python -m ambf_collision.ros.jit``) compile the probes' kernel into numba's on-disk cache
-  while this one compiles the model's; the probes' first call here then loads it from the cache.
+- **Compiling on both cores.** numba compiles one function at a time in a process, and compiles
+  a callee while it types its caller. On a cold cache the scene load has a second Python
+  process (:class:`CompileElsewhere`, ``python -m ambf_collision.ros.jit``) compile, into
+  numba's on-disk cache, what can be compiled apart from the model's kernel, in the order it is
+  needed: functions the model's kernel reaches late in its own compilation (EPA, the contacts'
+  ordering: ``Model.separate_callees``), the probes' kernel and the markers' kernels. This
+  process, compiling the model's kernel, loads each from the cache when it reaches it, if it is
+  there by then (else it compiles it as usual: the same result, a little later).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import time
 from pathlib import Path
 
 __all__ = ["KERNEL_FOLDERS", "CompileElsewhere", "CompileWatch", "choose_numba_cache_dir",
-           "user_cache_dir"]
+           "package_root", "user_cache_dir"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 """The installed ``ambf_collision`` folder (its sub-packages hold the kernels)."""
@@ -96,26 +99,35 @@ class CompileWatch:
         return False
 
 
-class CompileElsewhere:
-    """Compiles ``kernel`` (an ``@njit(cache=True)`` function) for the types of ``args`` in a
-    second Python process, started when numba first starts compiling something in this one
-    inside the ``with`` block (on a warm cache nothing compiles, and no process starts). The
-    kernel lands in numba's on-disk cache (the same ``NUMBA_CACHE_DIR``), so that its first
-    call here, after :meth:`wait`, loads it instead of compiling it::
+def package_root() -> str:
+    """The folder holding the ``ambf_collision`` package as imported here: not its resolved path
+    (numba keys its cache by the source's path, and a colcon symlink install links every module
+    to the sources)."""
+    package = os.path.abspath(sys.modules["ambf_collision"].__file__)
+    return os.path.dirname(os.path.dirname(package))
 
-        with CompileElsewhere(evaluate_probes, probe_args) as elsewhere:
+
+class CompileElsewhere:
+    """Compiles ``jobs``, each ``(kernel, args)`` (an ``@njit(cache=True)`` function and
+    arguments of a call to it), for the types of the arguments, in turn, in a second Python
+    process, started when numba first starts compiling something in this one inside the
+    ``with`` block (on a warm cache nothing compiles, and no process starts). The kernels land
+    in numba's on-disk cache (the same ``NUMBA_CACHE_DIR``), so that their first calls here,
+    after :meth:`wait`, load them instead of compiling them::
+
+        with CompileElsewhere([(evaluate_probes, probe_args)]) as elsewhere:
             model.evaluate(data)     # compiles the model's kernel here, the probes' there
         elsewhere.wait()
         probes.evaluate(...)         # loaded from the cache
 
-    Nothing runs the kernel there: the types (``numba.typeof`` of each argument) are all it
-    gets. Should that process fail, the kernel's first call here compiles it as usual."""
+    Nothing runs the kernels there: the types (``numba.typeof`` of each argument) are all it
+    gets. Where that process fails on a kernel, the kernel's first call here compiles it as
+    usual."""
 
-    def __init__(self, kernel, args):
+    def __init__(self, jobs):
         import numba
 
-        self.kernel = kernel
-        self.types = tuple(numba.typeof(a) for a in args)
+        self.jobs = [(kernel, tuple(numba.typeof(a) for a in args)) for kernel, args in jobs]
         self.process = None
         self.error = ""
 
@@ -146,23 +158,16 @@ class CompileElsewhere:
         return False
 
     def _start(self):
-        py_func = self.kernel.py_func
-        source = os.path.abspath(sys.modules[py_func.__module__].__file__)
-        payload = base64.b64encode(pickle.dumps((py_func.__module__, py_func.__qualname__, source,
-                                                 self.types))).decode("ascii")
-        # The package as imported here (not its resolved path: numba keys its cache by the
-        # source's path, and a colcon symlink install links every module to the sources).
-        package = os.path.abspath(sys.modules["ambf_collision"].__file__)
-        root = os.path.dirname(os.path.dirname(package))
+        root = package_root()
         path = os.environ.get("PYTHONPATH")
         env = dict(os.environ, PYTHONPATH=root + (os.pathsep + path if path else ""))
-        self.process = subprocess.Popen([sys.executable, "-m", __name__, payload], env=env,
-                                        cwd=root,   # "-m" puts the working folder first
+        self.process = subprocess.Popen([sys.executable, "-m", __name__, _encode(self.jobs)],
+                                        env=env, cwd=root,   # "-m" puts the working folder first
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.PIPE, text=True)
 
     def wait(self, timeout: float = 600.0) -> bool:
-        """Wait for the other process, if it started; True when it compiled the kernel. On a
+        """Wait for the other process, if it started; True when it compiled every kernel. On a
         failure or after ``timeout`` s, False, with its error output in :attr:`error` (a process
         still running is stopped)."""
         if self.process is None:
@@ -176,15 +181,33 @@ class CompileElsewhere:
         return self.process.returncode == 0
 
 
-def _compile_here(payload: str) -> None:
-    """The other process of :class:`CompileElsewhere`: compile the kernel named in
-    ``payload`` for its types (into numba's on-disk cache)."""
-    module, qualname, source, types = pickle.loads(base64.b64decode(payload))
-    imported = importlib.import_module(module)
-    if os.path.abspath(imported.__file__) != source:   # it would land in another cache
-        raise RuntimeError(f"{module} is {imported.__file__} here, {source} in the caller")
-    getattr(imported, qualname).compile(types)
+def _encode(jobs) -> str:
+    """The command-line payload of :func:`_compile_here` for ``jobs``, each ``(kernel, types)``:
+    per kernel its module, name, source file and argument types, pickled, in base64."""
+    named = [(k.py_func.__module__, k.py_func.__qualname__,
+              os.path.abspath(sys.modules[k.py_func.__module__].__file__), types)
+             for k, types in jobs]
+    return base64.b64encode(pickle.dumps(named)).decode("ascii")
+
+
+def _compile_here(payload: str) -> bool:
+    """The other process of :class:`CompileElsewhere`: compile each kernel named in ``payload``
+    (:func:`_encode`) for its types, into numba's on-disk cache. A kernel that fails is reported
+    on stderr and the others still compiled; returns False if any failed. A module imported here
+    from another file than the caller's is refused (RuntimeError): it would land in another
+    cache."""
+    ok = True
+    for module, qualname, source, types in pickle.loads(base64.b64decode(payload)):
+        imported = importlib.import_module(module)
+        if os.path.abspath(imported.__file__) != source:
+            raise RuntimeError(f"{module} is {imported.__file__} here, {source} in the caller")
+        try:
+            getattr(imported, qualname).compile(types)
+        except Exception as err:  # noqa: BLE001 - reported; the caller compiles it itself
+            print(f"{module}.{qualname}: {type(err).__name__}: {err}", file=sys.stderr)
+            ok = False
+    return ok
 
 
 if __name__ == "__main__":
-    _compile_here(sys.argv[1])
+    sys.exit(0 if _compile_here(sys.argv[1]) else 1)

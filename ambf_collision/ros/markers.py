@@ -200,23 +200,48 @@ class MarkerBuilder:
                                   dtype=np.float64).reshape(-1)
         _expect_rows("pair_distances", pd, len(self.pairs))
         _expect_rows("world shapes", world.table, len(self.kinds))
-        shape_colours(self.pairs, pd, self.checked, self.owner, self.near, self._shape_d,
-                      out.shape_rgb)
-        shape_markers(world.table, self.owner, len(self.caps), self.scale_row, self.plane_size,
-                      self.plane_thickness, out.pos, out.quat, out.scale)
-        if contacts:
-            vectors = np.array([(c.point_1, c.point_2, c.normal) for c in contacts], np.float64)
-            contact_markers(np.array([c.distance for c in contacts], np.float64), vectors,
-                            self.arrow_length, self.near, out.contact_points, out.contact_rgb)
-        if len(out.probe_points):
+        distance = np.array([c.distance for c in contacts], np.float64)
+        vectors = np.array([(c.point_1, c.point_2, c.normal) for c in contacts],
+                           np.float64).reshape(-1, 3, 3)
+        probes = len(out.probe_points)
+        position = force = np.empty((0, 3))
+        in_contact = np.empty(0, bool)
+        if probes:
             position = np.ascontiguousarray(pr.position, np.float64).reshape(-1, 3)
             force = np.ascontiguousarray(pr.force, np.float64).reshape(-1, 3)
             in_contact = np.ascontiguousarray(pr.in_contact, bool).reshape(-1)
             for name, a in (("probe position", position), ("probe force", force),
                             ("probe in_contact", in_contact)):
-                _expect_rows(name, a, len(out.probe_points))
-            probe_markers(position, force, in_contact, self.force_full_scale, out.probe_points,
-                          out.probe_rgb)
+                _expect_rows(name, a, probes)
+        shapes, contact, probe = self._kernel_calls(out, world, pd, distance, vectors, position,
+                                                    force, in_contact)
+        for kernel, args in (shapes + ((contact,) if len(contacts) else ())
+                             + ((probe,) if probes else ())):
+            kernel(*args)
+
+    def _kernel_calls(self, out: _Numbers, world, pd, distance, vectors, position, force,
+                      in_contact) -> tuple:
+        """``((shape_colours, shape_markers), contact_markers, probe_markers)`` calls, each
+        ``(kernel, arguments)``, writing into ``out``."""
+        return (((shape_colours, (self.pairs, pd, self.checked, self.owner, self.near,
+                                  self._shape_d, out.shape_rgb)),
+                 (shape_markers, (world.table, self.owner, len(self.caps), self.scale_row,
+                                  self.plane_size, self.plane_thickness, out.pos, out.quat,
+                                  out.scale))),
+                (contact_markers, (distance, vectors, self.arrow_length, self.near,
+                                   out.contact_points, out.contact_rgb)),
+                (probe_markers, (position, force, in_contact, self.force_full_scale,
+                                 out.probe_points, out.probe_rgb)))
+
+    def kernel_calls(self, world, probes: int) -> tuple:
+        """The four kernel calls of :meth:`build`, each ``(kernel, arguments)``, for a layout
+        with one contact and ``probes`` probes, on zeros (the values are not used): what a
+        compiler needs to know of them (``ros/jit.py`` compiles them ahead on a cold cache)."""
+        out = _Numbers.zeros(len(self.owner), int(self.scaled.sum()), 1, probes)
+        shapes, contact, probe = self._kernel_calls(
+            out, world, np.zeros(len(self.pairs)), np.zeros(1), np.zeros((1, 3, 3)),
+            np.zeros((probes, 3)), np.zeros((probes, 3)), np.zeros(probes, bool))
+        return shapes + (contact, probe)
 
     def _template(self, frame: str, contact_namespaces: tuple, probes: int):
         """(MessageTemplate, _Numbers) of one layout."""
@@ -304,6 +329,13 @@ def _model_scene(model, result, data, world=None):
     if pairs is None and hasattr(model, "pair_distance"):
         pairs = model.pair_distance.pairs
     return world, labels, pairs, getattr(result, "distances", None)
+
+
+def marker_kernel_calls(model, data, probes: int) -> tuple:
+    """:meth:`MarkerBuilder.kernel_calls` of a model's markers, on its ``data`` (evaluated or
+    not: only the types count), with ``probes`` probes."""
+    w, labels, pairs, _ = _model_scene(model, None, data)
+    return MarkerBuilder.from_world_shapes(w, labels, pairs).kernel_calls(w, probes)
 
 
 def build_markers(model, result, probe_result, world_frame, stamp, *, data=None, world=None,

@@ -29,7 +29,7 @@ from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWrit
                                        ProbeArraySerializer, ProbeArrayWriter)
 from ambf_collision.probes.stages import evaluate_probes
 from ambf_collision.ros.jit import CompileElsewhere, CompileWatch
-from ambf_collision.ros.markers import build_markers
+from ambf_collision.ros.markers import build_markers, marker_kernel_calls
 from ambf_collision.ros.node_parameters import parse_padding
 from ambf_collision.ros.parameters import ConfigError
 from ambf_collision.ros.paths import resolve_package_path
@@ -117,21 +117,28 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
 
 def first_evaluation(scene, data):
     """``(result, probe_result, compiled_elsewhere)``: the scene's first evaluation and probes
-    on ``data``, their kernels' first calls. On a cold cache numba compiles them, the probes'
-    kernel in a second process meanwhile (``ros/jit.py``); ``compiled_elsewhere`` says what
-    that process did, for the log ("" when none started)."""
+    on ``data``, their kernels' first calls. On a cold cache numba compiles them: the model's
+    kernel here, and meanwhile in a second process (``ros/jit.py``), in the order they are
+    needed, what can be compiled apart: functions the model's kernel calls
+    (``Model.separate_callees``), the probes' kernel and the markers' kernels.
+    ``compiled_elsewhere`` says what that process did, for the log ("" when none started)."""
     model, ps = scene.model, scene.probe_set
-    if ps is None:
-        return model.evaluate(data, report_distance=0.05, near_only=True), None, ""
-    with CompileElsewhere(evaluate_probes, ps.kernel_arguments(
-            ps.create_data(), data.body_R, data.body_t, data.world)) as elsewhere:
+    if scene.empty:   # no shapes: nothing to compile apart
+        result = model.evaluate(data, report_distance=0.05, near_only=True)
+        return result, None if ps is None else scene.probes(model, data, result), ""
+    probes = [] if ps is None else [(evaluate_probes, ps.kernel_arguments(
+        ps.create_data(), data.body_R, data.body_t, data.world))]
+    jobs = (list(model.separate_callees(data)) + probes
+            + list(marker_kernel_calls(model, data, 0 if ps is None else len(ps.names))))
+    with CompileElsewhere(jobs) as elsewhere:
         result = model.evaluate(data, report_distance=0.05, near_only=True)
     note = ""
     if elsewhere.process is not None:
-        note = ("the probes' kernel in a second process" if elsewhere.wait() else
-                "not the probes' kernel: a second process failed to compile it: "
+        note = (f"{len(jobs)} kernels in a second process (EPA, contact order, "
+                f"{'probes, ' if ps is not None else ''}markers)" if elsewhere.wait() else
+                "a second process failed to compile some kernels: "
                 + " ".join(elsewhere.error.split())[-300:])
-    return result, scene.probes(model, data, result), note
+    return result, None if ps is None else scene.probes(model, data, result), note
 
 
 def _lower_priority() -> None:

@@ -444,3 +444,38 @@ def test_a_data_along_a_trajectory_equals_a_fresh_data_at_every_pose():
             assert not moved[fixed_shapes].any()
             arm_moved += bool(moved[~fixed_shapes].any())
     assert arm_moved > 40   # the script holds still now and then
+
+
+def test_the_separate_callees_have_the_types_evaluate_calls_them_with(tmp_path):
+    """``Model.separate_callees`` gives each function with arguments of the types evaluate's
+    kernel passes it: a version compiled ahead for them (the node: in a second process,
+    ``ros/jit.py``) is the one the kernel then uses. In a fresh process on an empty cache, after
+    compiling them for those types, the kernel's first compilation (which types every call down
+    to EPA) leaves each with that one version. About a minute: everything compiles."""
+    import os
+    import subprocess
+    import sys
+
+    import ambf_collision
+
+    code = f"""
+from numba import typeof
+from ambf_collision.model import Model
+m = Model.from_files([{str(REPO / "examples" / "demo" / "demo_arm.yaml")!r}])
+data = m.create_data()
+calls = m.separate_callees(data)
+declared = [tuple(typeof(a) for a in args) for _, args in calls]
+for (kernel, _), types in zip(calls, declared):
+    kernel.compile(types)
+m.evaluate(data)
+print([(kernel.py_func.__name__, kernel.signatures == [types])
+       for (kernel, _), types in zip(calls, declared)])
+"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ambf_collision.__file__)))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=os.pathsep.join(
+        filter(None, [root, os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
+                         text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines()[-1] == str([("epa_penetration", True),
+                                               ("contact_order", True)])

@@ -14,7 +14,8 @@ import pytest
 from numba import njit
 
 from ambf_collision.ros.jit import (KERNEL_FOLDERS, PACKAGE_DIR, CompileElsewhere, CompileWatch,
-                                   _compile_here, choose_numba_cache_dir, user_cache_dir)
+                                   _compile_here, _encode, choose_numba_cache_dir, package_root,
+                                   user_cache_dir)
 
 
 def test_a_cache_dir_the_user_set_is_kept():
@@ -97,7 +98,7 @@ def test_a_kernel_compiled_elsewhere_is_loaded_here_from_the_cache(fresh_kernels
     (shadow / Path(k.__file__).name).write_text(Path(k.__file__).read_text())   # imported here
     monkeypatch.chdir(shadow)
     a = np.array([1.0, 2.0, 3.5])
-    with CompileElsewhere(k.weighted_sum, (a, 2.0)) as elsewhere:
+    with CompileElsewhere([(k.weighted_sum, (a, 2.0))]) as elsewhere:
         assert elsewhere.process is None  # started by the first compilation in the block
         assert k.plus_one(1.0) == 2.0
         assert elsewhere.process is not None
@@ -106,26 +107,30 @@ def test_a_kernel_compiled_elsewhere_is_loaded_here_from_the_cache(fresh_kernels
         assert k.weighted_sum(a, 2.0) == 13.0  # 2 * (1 + 2 + 3.5), exact in binary
     assert here.compiled == 0  # loaded from what the other process wrote
 
-    with CompileElsewhere(k.weighted_sum, (a, 2.0)) as warm:
+    with CompileElsewhere([(k.weighted_sum, (a, 2.0))]) as warm:
         assert k.plus_one(2.0) == 3.0  # compiled already: nothing compiles, no process
     assert warm.process is None and warm.wait() is False
 
 
 def test_a_failed_compilation_elsewhere_is_reported_and_compiled_here(fresh_kernels):
     k = fresh_kernels
-    with CompileElsewhere(k.weighted_sum, ("not an array", 2.0)) as elsewhere:
-        k.plus_one(1.0)
+    with CompileElsewhere([(k.weighted_sum, ("not an array", 2.0)),
+                           (k.plus_one, (2.5,))]) as elsewhere:
+        k.plus_one(1)   # an int64 version here: starts the other process
     assert elsewhere.wait() is False
-    assert "weighted_sum" in elsewhere.error or "Typing" in elsewhere.error
+    assert "weighted_sum" in elsewhere.error and "plus_one" not in elsewhere.error
     with CompileWatch() as here:  # the first call here compiles it, as without the other process
         assert k.weighted_sum(np.array([0.5, 0.25]), 4.0) == 3.0
     assert here.compiled >= 1
+    with CompileWatch() as after:  # the job after the failed one was still compiled there
+        assert k.plus_one(2.5) == 3.5
+    assert after.compiled == 0
 
 
 def test_an_error_in_the_block_stops_the_other_process(fresh_kernels):
     k = fresh_kernels
     with pytest.raises(KeyError):
-        with CompileElsewhere(k.weighted_sum, (np.zeros(2), 1.0)) as elsewhere:
+        with CompileElsewhere([(k.weighted_sum, (np.zeros(2), 1.0))]) as elsewhere:
             k.plus_one(1.0)
             raise KeyError("the load failed")
     assert elsewhere.process.returncode is not None  # ended, not left compiling
@@ -134,17 +139,17 @@ def test_an_error_in_the_block_stops_the_other_process(fresh_kernels):
 def test_the_other_process_refuses_a_module_imported_from_another_file(fresh_kernels):
     """numba keys its cache by the source's path: a kernel imported from another file (say the
     resolved path of a colcon symlink install) would be compiled into a cache never read."""
-    import base64
-    import pickle
-
     from numba import typeof
 
     k = fresh_kernels
-    elsewhere = "/another/install" + k.__file__
-    payload = base64.b64encode(pickle.dumps((k.__name__, "plus_one", elsewhere,
-                                             (typeof(1.0),)))).decode("ascii")
-    with pytest.raises(RuntimeError, match="another/install"):
-        _compile_here(payload)
+    payload = _encode([(k.plus_one, (typeof(1.0),))])
+    elsewhere = k.__file__
+    k.__file__ = "/another/install" + elsewhere   # as if imported here from another file
+    try:
+        with pytest.raises(RuntimeError, match="another/install"):
+            _compile_here(payload)
+    finally:
+        k.__file__ = elsewhere
     assert k.plus_one.signatures == []  # refused before compiling
 
 
@@ -172,9 +177,7 @@ params["adf_files"], params["probe_files"] = [{str(DEMO_ARM)!r}], [{str(DEMO_PRO
 prepared = load_node_scene(params, "world")
 print(sorted(n for n in names if getattr(kernels, n).signatures))
 """
-    import ambf_collision
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(ambf_collision.__file__)))
+    root = package_root()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root,
                                                                     os.environ.get("PYTHONPATH")])))
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
@@ -182,3 +185,45 @@ print(sorted(n for n in names if getattr(kernels, n).signatures))
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.splitlines()[-1] == str(sorted(["shape_colours", "shape_markers",
                                                      "contact_markers", "probe_markers"]))
+
+
+def test_the_markers_kernel_calls_have_the_types_build_passes():
+    """``MarkerBuilder.kernel_calls`` (what the load's second process compiles) gives the four
+    marker kernels with arguments of the types ``build`` passes them: in a fresh process, after
+    compiling them for those types, a build with contacts and probes leaves each kernel with
+    that one version."""
+    import subprocess
+    import sys
+
+    from conftest import DEMO_ARM
+
+    pytest.importorskip("ambf_collision.ros.markers",
+                        reason="ROS 2 messages not importable: run via `make test`")
+    code = f"""
+from types import SimpleNamespace
+import numpy as np
+from numba import typeof
+from ambf_collision.model import Model
+from ambf_collision.ros.markers import build_markers, marker_kernel_calls
+m = Model.from_files([{str(DEMO_ARM)!r}])
+data = m.create_data()
+calls = marker_kernel_calls(m, data, 2)
+declared = [tuple(typeof(a) for a in args) for _, args in calls]
+for (kernel, _), types in zip(calls, declared):
+    kernel.compile(types)
+result = m.evaluate(data, report_distance=1.0)
+assert len(result.contacts) >= 2
+probes = SimpleNamespace(names=["a", "b"], position=np.zeros((2, 3)), force=np.ones((2, 3)),
+                         in_contact=np.array([True, False]))
+build_markers(m, result, probes, "world", 0.0, data=data)
+print([(kernel.py_func.__name__, kernel.signatures == [types])
+       for (kernel, _), types in zip(calls, declared)])
+"""
+    root = package_root()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root,
+                                                                    os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines()[-1] == str([(n, True) for n in (
+        "shape_colours", "shape_markers", "contact_markers", "probe_markers")])
