@@ -45,3 +45,20 @@ DEMO_DIR = REPO / "examples" / "demo"
 DEMO_ARM = DEMO_DIR / "demo_arm.yaml"
 DEMO_PROBES = DEMO_DIR / "demo_probes.yaml"
 DEMO_PROBES_256 = DEMO_DIR / "demo_probes_256.yaml"
+
+
+def run_fresh_python(code: str, timeout: float = 900.0, **environ) -> str:
+    """Runs ``code`` in a fresh Python process that imports ``ambf_collision`` from where this
+    one did (``ros/jit.package_root``, first on ``PYTHONPATH``, as the node's second process
+    does), with ``environ`` added; asserts it succeeded and returns its last line of output."""
+    import subprocess
+
+    from ambf_collision.ros.jit import package_root
+
+    root = package_root()
+    env = dict(os.environ, **environ,
+               PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
+                         text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.splitlines()[-1]

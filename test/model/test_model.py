@@ -452,11 +452,7 @@ def test_the_separate_callees_have_the_types_evaluate_calls_them_with(tmp_path):
     ``ros/jit.py``) is the one the kernel then uses. In a fresh process on an empty cache, after
     compiling them for those types, the kernel's first compilation (which types every call down
     to EPA) leaves each with that one version. About a minute: everything compiles."""
-    import os
-    import subprocess
-    import sys
-
-    import ambf_collision
+    from conftest import run_fresh_python
 
     code = f"""
 from numba import typeof
@@ -471,11 +467,5 @@ m.evaluate(data)
 print([(kernel.py_func.__name__, kernel.signatures == [types])
        for (kernel, _), types in zip(calls, declared)])
 """
-    root = os.path.dirname(os.path.dirname(os.path.abspath(ambf_collision.__file__)))
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=os.pathsep.join(
-        filter(None, [root, os.environ.get("PYTHONPATH")])))
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
-                         text=True, timeout=900)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.splitlines()[-1] == str([("epa_penetration", True),
+    assert run_fresh_python(code, NUMBA_CACHE_DIR=str(tmp_path)) == str([("epa_penetration", True),
                                                ("contact_order", True)])

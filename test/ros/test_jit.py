@@ -14,7 +14,7 @@ import pytest
 from numba import njit
 
 from ambf_collision.ros.jit import (KERNEL_FOLDERS, PACKAGE_DIR, CompileElsewhere, CompileWatch,
-                                   _compile_here, _encode, choose_numba_cache_dir, package_root,
+                                   _compile_here, _encode, choose_numba_cache_dir,
                                    user_cache_dir)
 
 
@@ -157,10 +157,7 @@ def test_the_nodes_load_calls_every_marker_kernel_even_without_a_contact():
     """The load warms every kernel the node calls later, so that none is first compiled on the
     executor (on a cold cache a first contact compiled the contacts' marker kernel there: 0.8 s).
     The demo arm has no contact at its load pose; a fresh process sees which kernels ran."""
-    import subprocess
-    import sys
-
-    from conftest import DEMO_ARM, DEMO_PROBES
+    from conftest import DEMO_ARM, DEMO_PROBES, run_fresh_python
 
     pytest.importorskip("ambf_collision.ros.scene_loading",
                         reason="ROS 2 messages not importable: run via `make test`")
@@ -177,13 +174,7 @@ params["adf_files"], params["probe_files"] = [{str(DEMO_ARM)!r}], [{str(DEMO_PRO
 prepared = load_node_scene(params, "world")
 print(sorted(n for n in names if getattr(kernels, n).signatures))
 """
-    root = package_root()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root,
-                                                                    os.environ.get("PYTHONPATH")])))
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
-                         text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.splitlines()[-1] == str(sorted(["shape_colours", "shape_markers",
+    assert run_fresh_python(code) == str(sorted(["shape_colours", "shape_markers",
                                                      "contact_markers", "probe_markers"]))
 
 
@@ -192,10 +183,7 @@ def test_the_markers_kernel_calls_have_the_types_build_passes():
     marker kernels with arguments of the types ``build`` passes them: in a fresh process, after
     compiling them for those types, a build with contacts and probes leaves each kernel with
     that one version."""
-    import subprocess
-    import sys
-
-    from conftest import DEMO_ARM
+    from conftest import DEMO_ARM, run_fresh_python
 
     pytest.importorskip("ambf_collision.ros.markers",
                         reason="ROS 2 messages not importable: run via `make test`")
@@ -219,11 +207,5 @@ build_markers(m, result, probes, "world", 0.0, data=data)
 print([(kernel.py_func.__name__, kernel.signatures == [types])
        for (kernel, _), types in zip(calls, declared)])
 """
-    root = package_root()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root,
-                                                                    os.environ.get("PYTHONPATH")])))
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True,
-                         text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.splitlines()[-1] == str([(n, True) for n in (
+    assert run_fresh_python(code) == str([(n, True) for n in (
         "shape_colours", "shape_markers", "contact_markers", "probe_markers")])
