@@ -322,6 +322,7 @@ def run_demo(cycles):
     plain = [n.rsplit("/", 1)[-1] for n in model.joint_names]
     names = [n for n in plain if n in JOINT_NAMES]
     order = [JOINT_NAMES.index(n) for n in names]
+    pm.evaluate_model(pdata, model.evaluate(data))  # warm-up: the first call loads the kernel
     times, contact, free = [], [], []
     for t in np.linspace(0.0, PERIOD, cycles, endpoint=False):
         model.set_joint_positions(data, names, demo_joint_array(t)[order])

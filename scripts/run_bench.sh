@@ -23,7 +23,7 @@ cd "$ROOT"
 # the benches' own peers (requirements/bench.txt), installed into the venv on first use
 python -c 'import mujoco' 2>/dev/null || python -m pip install --quiet -r requirements/bench.txt
 failed=0
-for script in bench/*.py; do
+for script in bench/bench_*.py; do  # the others are their helpers
   name="$(basename "$script" .py)"
   [ -n "$FILTER" ] && [[ "$name" != *"$FILTER"* ]] && continue
   args=()
