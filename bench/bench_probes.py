@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import math
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,11 +35,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ambf_collision.geometry.shapes import Box, Capsule, Cone, Cylinder, Plane, Sphere  # noqa: E402
 from ambf_collision.geometry.transforms import axis_angle_to_matrix  # noqa: E402
 from ambf_collision.geometry.world_shapes import LinkShapes  # noqa: E402
 from ambf_collision.probes import PatchSpec, ProbeModel  # noqa: E402
+from c_loop import compile_c, pointer  # noqa: E402
 
 C_SOURCE = r"""
 #include <math.h>
@@ -109,20 +110,6 @@ long probes(long n, const double *lp, const double *ln, const double *rad, const
     return checked;
 }
 """
-
-
-def compile_c_loop(tmp: Path):
-    """The C loop built with the machine's gcc -O3 into ``tmp``; its ctypes function."""
-    src, lib = tmp / "probes.c", tmp / "probes.so"
-    src.write_text(C_SOURCE)
-    subprocess.run(["gcc", "-O3", "-shared", "-fPIC", "-o", str(lib), str(src), "-lm"], check=True)
-    fn = ctypes.CDLL(str(lib)).probes
-    fn.restype = ctypes.c_long
-    return fn
-
-
-def _ptr(x):
-    return ctypes.c_void_p(x.ctypes.data)
 
 
 def _rand_rot(rng):
@@ -214,17 +201,17 @@ class CLoop:
             self.probe_patch[a:b] = q
         # the world's fields are views of its record table (strided): C gets contiguous copies
         self.shapes = [np.ascontiguousarray(x) for x in (world.a, world.b, world.radius)]
-        self.fixed = [ctypes.c_long(N), _ptr(p.local_position), _ptr(p.local_normal), _ptr(p.radius),
-                      _ptr(p.stiffness), _ptr(p.range), _ptr(p.probe_body), _ptr(self.probe_patch),
-                      ctypes.c_long(len(world)), *map(_ptr, self.shapes),
-                      _ptr(p.shape_body)]
+        self.fixed = [ctypes.c_long(N), pointer(p.local_position), pointer(p.local_normal), pointer(p.radius),
+                      pointer(p.stiffness), pointer(p.range), pointer(p.probe_body), pointer(self.probe_patch),
+                      ctypes.c_long(len(world)), *map(pointer, self.shapes),
+                      pointer(p.shape_body)]
         o = self.out
-        self.outs = [_ptr(o["pos"]), _ptr(o["nor"]), _ptr(o["depth"]), _ptr(o["area"]), _ptr(o["force"]),
-                     _ptr(o["force_body"]), _ptr(o["cnormal"]), _ptr(o["dist"]), _ptr(self.touch),
-                     ctypes.c_long(Q), _ptr(o["patch_force"]), _ptr(o["patch_area"])]
+        self.outs = [pointer(o["pos"]), pointer(o["nor"]), pointer(o["depth"]), pointer(o["area"]), pointer(o["force"]),
+                     pointer(o["force_body"]), pointer(o["cnormal"]), pointer(o["dist"]), pointer(self.touch),
+                     ctypes.c_long(Q), pointer(o["patch_force"]), pointer(o["patch_area"])]
 
     def __call__(self, R, t):
-        return self.fn(*self.fixed, _ptr(R), _ptr(t), *self.outs)
+        return self.fn(*self.fixed, pointer(R), pointer(t), *self.outs)
 
 
 def _median_us(times):
@@ -272,7 +259,7 @@ def run(workload, cycles, probe_range, c_fn=None):
     for k, (R, t) in enumerate(seq):
         if c_loop is not None:
             c_loop.world = worlds[k]
-            c_loop.fixed[9:12] = [_ptr(worlds[k].a), _ptr(worlds[k].b), _ptr(worlds[k].radius)]
+            c_loop.fixed[9:12] = [pointer(worlds[k].a), pointer(worlds[k].b), pointer(worlds[k].radius)]
         order = (0, 1) if k % 2 == 0 else (1, 0)
         for which in order:
             if which == 0:
@@ -359,7 +346,7 @@ def main(argv=None):
     ap.add_argument("--cycles", type=int, default=100)
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        c_fn = compile_c_loop(Path(tmp))
+        c_fn = compile_c(C_SOURCE, "probes", Path(tmp))
         k, c = run("A", args.cycles, 0.02, c_fn)
         print(f"  target kernel <= 2x C: {'MET' if k <= 2 * c else 'NOT MET'}")
         k, c = run("A", max(20, args.cycles // 2), 10.0, c_fn)
