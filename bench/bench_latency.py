@@ -406,6 +406,9 @@ def main(argv=None) -> int:
                 ("p99 < 3 ms at every rate", all(r["p99"] < 3.0 for r in node)),
                 ("node compute < 0.5 ms per evaluation", all(r["compute"] < 0.5 for r in node)),
             ]
+        if top in floor:  # issue 14: end to end within 1.5x the transport floor of the same run
+            checks.append((f"{top:.0f} Hz: p99 within 1.5x the echo floor's",
+                           all(r["p99"] <= 1.5 * floor[top]["p99"] for r in at_top)))
         for text, ok in checks:
             print(f"target {'MET    ' if ok else 'NOT MET'}: {text}")
     return 0

@@ -129,6 +129,25 @@ def test_solid_pairs_against_references(k1, k2, p1, q1, s1, p2, q2, s2):
     assert np.all(np.isfinite(c.normal)) and np.linalg.norm(c.normal) == pytest.approx(1.0)
 
 
+def test_a_capsule_deep_in_a_cylinder_as_on_ambfs_pr2():
+    """AMBF's PR2 (blender-pr2.yaml at q = 0) holds a capsule through a cylinder on the next body,
+    7 cm deep: bench_solids' every-pair workload saw coal (3.x) give -0.082 m there at every pose,
+    where this package gives -0.0733 m. The support-function reference (the minimum translation,
+    gjk_reference.py) sides with the package; so does the depth read along the returned normal
+    (the overlap of the two shapes' extents along it), which no direction can make smaller."""
+    from gjk_reference import reference_signed_distance, support_values
+    s = np.sqrt(0.5)
+    capsule = Capsule([0.0085, 0.188, 0.322], [0.2695, 0.188, 0.3221], 0.0605)
+    cylinder = Cylinder(0.033, 0.043, [0.288, 0.188, 0.3141], [-s, 0.0, 0.0, s])  # axis along +y
+    c = distance(capsule, cylinder)
+    reference, _ = reference_signed_distance(capsule, cylinder)
+    assert c.distance == pytest.approx(reference, abs=1e-9)
+    n = np.asarray(c.normal)
+    along_normal = support_values(capsule, n)[0] + support_values(cylinder, -n)[0]
+    assert -c.distance == pytest.approx(along_normal, abs=1e-9)
+    assert c.distance < -0.07
+
+
 def test_sphere_centre_inside_box():
     c = distance(Sphere([0.1, 0.0, 0.0], 0.05), Box([1.0, 2.0, 2.0]))
     assert c.distance == pytest.approx(-(0.4 + 0.05))   # nearest face x = +0.5
