@@ -168,3 +168,29 @@ def test_check_bad_coupling_is_one_line_exit_2(capsys):
     code, out, err = run(capsys, "check", str(PARALLELOGRAM), "--coupling", "nosuch = 2 * yaw link-pitch back link")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "couplings[0]" in err and "nosuch" in err
+
+
+def test_the_tool_says_once_when_numba_compiles_and_not_when_nothing_does(capsys, monkeypatch):
+    """A cold cache makes the first run wait about a minute: the tool says so once on stderr
+    (standard output stays the report). Here the command is swapped for one that compiles two
+    versions of a new function (no cache), then for one that calls them again (nothing compiles)."""
+    from numba import njit
+
+    from ambf_collision.cli import main as cli_main
+    from ambf_collision.cli import model as cli_model
+
+    @njit
+    def twice(x):
+        return 2 * x
+
+    def compiling(args):
+        print(twice(1) + twice(1.5))
+        return 0
+
+    monkeypatch.setattr(cli_model, "run_pairs", compiling)
+    assert cli_main.main(["pairs", "any.yaml"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "5.0\n" and err == cli_main.COMPILING + "\n"
+    assert cli_main.main(["pairs", "any.yaml"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "5.0\n" and err == ""
