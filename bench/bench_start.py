@@ -9,7 +9,7 @@ the warm ones. The time runs from starting the process to the first ContactArray
 (the node's heartbeat publishes one without any joint state), so it holds the interpreter, the
 imports, the scene load with the JIT, DDS discovery and the first publish. The node's own log
 line says how many functions numba compiled (none on a warm start) and what a second process
-compiled meanwhile (``ros/jit.py``); it is printed for the cold run.
+compiled meanwhile (``monitor/jit.py``); it is printed for the cold run.
 
     bench/bench_start.py [--warm-runs 3]
 """

@@ -49,11 +49,11 @@ DEMO_PROBES_256 = DEMO_DIR / "demo_probes_256.yaml"
 
 def run_fresh_python(code: str, timeout: float = 900.0, **environ) -> str:
     """Runs ``code`` in a fresh Python process that imports ``ambf_collision`` from where this
-    one did (``ros/jit.package_root``, first on ``PYTHONPATH``, as the node's second process
+    one did (``monitor/jit.package_root``, first on ``PYTHONPATH``, as the node's second process
     does), with ``environ`` added; asserts it succeeded and returns its last line of output."""
     import subprocess
 
-    from ambf_collision.ros.jit import package_root
+    from ambf_collision.monitor.jit import package_root
 
     root = package_root()
     env = dict(os.environ, **environ,

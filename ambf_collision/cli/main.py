@@ -8,7 +8,7 @@ Subcommands (each module registers its own):
 Exit status: 0 on success, 2 on bad input (one clear message on stderr, never a traceback).
 
 On a cold numba cache (the first run after an install or an upgrade) the kernels compile first,
-which takes about a minute; the tool says so once on stderr (:class:`FirstCompileNotice`), so
+which takes up to a minute; the tool says so once on stderr (:class:`FirstCompileNotice`), so
 that the wait does not look like a hang and standard output stays the report alone.
 """
 
@@ -28,7 +28,7 @@ cli_model.register_check_extension(ProbeCheckExtension())
 
 
 COMPILING = ("ambf-collision: compiling the collision kernels first (once after an install or an "
-             "upgrade, about a minute; numba keeps them in its cache)")
+             "upgrade, up to a minute; numba keeps them in its cache)")
 
 
 class FirstCompileNotice(event.Listener):

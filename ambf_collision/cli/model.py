@@ -9,9 +9,11 @@ Bad input (files, ``--joint``, ``--ignore``/``--check``) prints one line on stde
 file, entry and key, and exits with status 2.
 
 Extension point for ``check`` (e.g. tactile probes): :func:`register_check_extension` takes
-an object with ``add_arguments(parser)`` and ``extend(args, model, data, result, report)``
-(mutates the JSON ``report`` dict; may return extra table lines as a list of str).
-:func:`check_report` builds the base JSON dict.
+an object with ``add_arguments(parser)``, ``kernel_calls(args, model, data)`` (the compiled
+calls it will make, each ``(kernel, arguments)``: on a cold cache a second process compiles them
+while this one compiles the model's kernel, ``monitor/jit.CompileElsewhere``) and ``extend(args,
+model, data, result, report)`` (mutates the JSON ``report`` dict; may return extra table lines
+as a list of str). :func:`check_report` builds the base JSON dict.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import math
 import sys
 
 from ambf_collision.model.adf import AdfError
+from ambf_collision.monitor.jit import CompileElsewhere
 from ambf_collision.model.filtering import Overrides
 from ambf_collision.probes import ProbeError
 from ambf_collision.geometry.shapes import ShapeError
@@ -216,7 +219,12 @@ def _check(args) -> int:
         hint = f" ({', '.join(amb)}: ambiguous, qualify with the namespace)" if amb else ""
         known = ", ".join(model.joint_plain_names[:8]) + (" ..." if len(model.joint_names) > 8 else "")
         raise _InputError(f"--joint: unknown joint {', '.join(map(repr, unknown))}{hint}; known: {known or 'none'}")
-    result = model.evaluate(data, report_distance=args.report_distance)
+    jobs = list(model.separate_callees(data))
+    for ext in _CHECK_EXTENSIONS:
+        jobs += ext.kernel_calls(args, model, data)
+    with CompileElsewhere(jobs) as elsewhere:  # on a cold cache only: module docstring
+        result = model.evaluate(data, report_distance=args.report_distance)
+    elsewhere.wait()  # a kernel it could not compile compiles here on its first call
     report = check_report(model, data, result)
     extra = []
     for ext in _CHECK_EXTENSIONS:

@@ -263,7 +263,7 @@ def penetration_arguments(H) -> tuple:
     """Arguments of :func:`epa_penetration` of the types ``gjk.convex_distance`` passes it, for
     the hull arrays ``H`` (a :class:`~ambf_collision.geometry.hulls.Hulls`, as the caller views
     them; the other values are zeros, unused): what a compiler needs to know of the call (the
-    node compiles it ahead in a second process on a cold cache, ``ros/jit.py``)."""
+    node compiles it ahead in a second process on a cold cache, ``monitor/jit.py``)."""
     core = Core(0, *(0.0,) * 18, -1, *(0.0,) * 5)
     return (core, core, H.vertices, H.neighbor_start, H.neighbors, np.zeros((4, 9)), 0,
             np.zeros(3), np.zeros(3), np.zeros(3))

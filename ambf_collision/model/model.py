@@ -205,7 +205,7 @@ class Model:
         one) and the contacts' closest-first ordering (``geometry/pairs.contact_order``). On a
         cold cache the node has a second process compile them while it compiles the kernel,
         which loads them from the cache if they are there when it reaches them
-        (``ros/jit.py``)."""
+        (``monitor/jit.py``)."""
         hulls = Hulls(*(self.tables[name] for name in Hulls._fields))
         return ((epa_penetration, penetration_arguments(hulls)),
                 (contact_order, (data.distance, 0.0, 0.0, self.tables["pair_environment"],

@@ -221,7 +221,7 @@ class ProbeModel:
     def kernel_arguments(self, data: ProbeData, body_R, body_t, world) -> tuple:
         """The arguments of :meth:`evaluate`'s one kernel call,
         ``stages.evaluate_probes(*arguments)`` (what a compiler needs to know of the call:
-        ``ros/jit.py`` compiles the kernel ahead for their types)."""
+        ``monitor/jit.py`` compiles the kernel ahead for their types)."""
         return (self.floats, self.ints, world.table, *self._hull_arrays, body_R, body_t,
                 data.floats, data.distance, data.ints, data.in_contact, data.scratch)
 

@@ -9,6 +9,7 @@ import numpy as np
 from ambf_collision.probes.compiled import ProbeModel
 from ambf_collision.probes.probe_file import load_probe_file
 from ambf_collision.probes.spec import plain_body_name
+from ambf_collision.probes.stages import evaluate_probes
 
 __all__ = ["probe_report_json", "probe_report_table", "ProbeCheckExtension"]
 
@@ -101,11 +102,31 @@ class ProbeCheckExtension:
                             help="tactile probe file (YAML: probes/patches in body frames, m, N/m); "
                                  "adds each probe's depth, force, area, distance and patch totals")
 
+    def __init__(self):
+        self._loaded = None  # (path, model, ProbeModel) of the last check
+
+    def _probes(self, path, model):
+        """The ProbeModel of the probe file ``path`` for ``model``, loaded once per check."""
+        if self._loaded is None or self._loaded[0] != path or self._loaded[1] is not model:
+            self._loaded = (path, model,
+                            ProbeModel.from_model(load_probe_file(path, model.body_names), model))
+        return self._loaded[2]
+
+    def kernel_calls(self, args, model, data):
+        """``[(evaluate_probes, arguments)]``: the probes' kernel call ``extend`` makes (none
+        without ``--probes``), for a second process to compile on a cold cache."""
+        path = getattr(args, "probes", None)
+        if not path:
+            return []
+        probes = self._probes(path, model)
+        return [(evaluate_probes, probes.kernel_arguments(probes.create_data(), data.body_R,
+                                                          data.body_t, data.world))]
+
     def extend(self, args, model, data, result, report):
         path = getattr(args, "probes", None)
         if not path:
             return []
-        probes = ProbeModel.from_model(load_probe_file(path, model.body_names), model)
+        probes = self._probes(path, model)
         res = probes.evaluate_model(probes.create_data(), result)
         report.update(probe_report_json(probes, res, model))
         return ["", f"tactile probes: {len(probes)} from {path} (world frame; gap '-' beyond range)"] + [

@@ -236,7 +236,7 @@ class MarkerBuilder:
     def kernel_calls(self, world, probes: int) -> tuple:
         """The four kernel calls of :meth:`build`, each ``(kernel, arguments)``, for a layout
         with one contact and ``probes`` probes, on zeros (the values are not used): what a
-        compiler needs to know of them (``ros/jit.py`` compiles them ahead on a cold cache)."""
+        compiler needs to know of them (``monitor/jit.py`` compiles them ahead on a cold cache)."""
         out = _Numbers.zeros(len(self.owner), int(self.scaled.sum()), 1, probes)
         shapes, contact, probe = self._kernel_calls(
             out, world, np.zeros(len(self.pairs)), np.zeros(1), np.zeros((1, 3, 3)),

@@ -28,7 +28,7 @@ from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        ProbeArraySerializer, ProbeArrayWriter)
 from ambf_collision.probes.stages import evaluate_probes
-from ambf_collision.ros.jit import CompileElsewhere, CompileWatch
+from ambf_collision.monitor.jit import CompileElsewhere, CompileWatch
 from ambf_collision.ros.markers import build_markers, marker_kernel_calls
 from ambf_collision.ros.node_parameters import parse_padding
 from ambf_collision.ros.parameters import ConfigError
@@ -47,7 +47,7 @@ class PreparedScene:
     differs from the writers' messages (the messages go out then); ``compiled``: functions numba
     compiled during the load (0 when all came from its cache); ``marker_cache``: the
     ``build_markers`` cache the load drew its markers with (its layout, ready for the node);
-    ``compiled_elsewhere``: what a second process compiled meanwhile (``ros/jit.py``), for the
+    ``compiled_elsewhere``: what a second process compiled meanwhile (``monitor/jit.py``), for the
     log ("" when none started: a warm cache)."""
 
     scene: object
@@ -118,7 +118,7 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
 def first_evaluation(scene, data):
     """``(result, probe_result, compiled_elsewhere)``: the scene's first evaluation and probes
     on ``data``, their kernels' first calls. On a cold cache numba compiles them: the model's
-    kernel here, and meanwhile in a second process (``ros/jit.py``), in the order they are
+    kernel here, and meanwhile in a second process (``monitor/jit.py``), in the order they are
     needed, what can be compiled apart: functions the model's kernel calls
     (``Model.separate_callees``), the probes' kernel and the markers' kernels.
     ``compiled_elsewhere`` says what that process did, for the log ("" when none started)."""

@@ -449,7 +449,7 @@ def test_a_data_along_a_trajectory_equals_a_fresh_data_at_every_pose():
 def test_the_separate_callees_have_the_types_evaluate_calls_them_with(tmp_path):
     """``Model.separate_callees`` gives each function with arguments of the types evaluate's
     kernel passes it: a version compiled ahead for them (the node: in a second process,
-    ``ros/jit.py``) is the one the kernel then uses. In a fresh process on an empty cache, after
+    ``monitor/jit.py``) is the one the kernel then uses. In a fresh process on an empty cache, after
     compiling them for those types, the kernel's first compilation (which types every call down
     to EPA) leaves each with that one version. About a minute: everything compiles."""
     from conftest import run_fresh_python

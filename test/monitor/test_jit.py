@@ -1,11 +1,12 @@
-"""The JIT as the node meets it (ros/jit.py): numba's cache folder where the installed tree is
-read-only, the count of compilations the node logs, and a kernel compiled in a second process
-into the cache this one loads it from (issue 14 §6). No ROS needed, but for the node's load."""
+"""The JIT as the node and the CLI meet it (monitor/jit.py): numba's cache folder where the
+installed tree is read-only, the count of compilations the node logs, and a kernel compiled in a
+second process into the cache this one loads it from (issue 14 §6). No ROS needed."""
 
 from __future__ import annotations
 
 import importlib
 import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from ambf_collision.ros.jit import (KERNEL_FOLDERS, PACKAGE_DIR, CompileElsewhere, CompileWatch,
+from ambf_collision.monitor.jit import (KERNEL_FOLDERS, PACKAGE_DIR, CompileElsewhere, CompileWatch,
                                    _compile_here, _encode, choose_numba_cache_dir,
                                    user_cache_dir)
 
@@ -43,7 +44,7 @@ def test_the_kernel_folders_exist_and_hold_every_kernel():
     for sub in KERNEL_FOLDERS:
         assert (PACKAGE_DIR / sub / "__init__.py").is_file()
     with_kernels = {p.relative_to(PACKAGE_DIR).parts[0] for p in PACKAGE_DIR.rglob("*.py")
-                    if "@njit" in p.read_text()}
+                    if re.search(r"^@njit\b", p.read_text(), re.MULTILINE)}  # decorated functions
     assert with_kernels == set(KERNEL_FOLDERS)  # the check looks at each folder that has one
 
 
@@ -151,61 +152,3 @@ def test_the_other_process_refuses_a_module_imported_from_another_file(fresh_ker
     finally:
         k.__file__ = elsewhere
     assert k.plus_one.signatures == []  # refused before compiling
-
-
-def test_the_nodes_load_calls_every_marker_kernel_even_without_a_contact():
-    """The load warms every kernel the node calls later, so that none is first compiled on the
-    executor (on a cold cache a first contact compiled the contacts' marker kernel there: 0.8 s).
-    The demo arm has no contact at its load pose; a fresh process sees which kernels ran."""
-    from conftest import DEMO_ARM, DEMO_PROBES, run_fresh_python
-
-    pytest.importorskip("ambf_collision.ros.scene_loading",
-                        reason="ROS 2 messages not importable: run via `make test`")
-
-    code = f"""
-from ambf_collision.ros import marker_geometry as kernels
-from ambf_collision.ros.node_parameters import PARAMETERS
-from ambf_collision.ros.parameters import check
-from ambf_collision.ros.scene_loading import load_node_scene
-names = ("shape_colours", "shape_markers", "contact_markers", "probe_markers")
-assert not any(getattr(kernels, n).signatures for n in names)
-params = {{n: check(n, s, s.default) for n, s in PARAMETERS.items()}}
-params["adf_files"], params["probe_files"] = [{str(DEMO_ARM)!r}], [{str(DEMO_PROBES)!r}]
-prepared = load_node_scene(params, "world")
-print(sorted(n for n in names if getattr(kernels, n).signatures))
-"""
-    assert run_fresh_python(code) == str(sorted(["shape_colours", "shape_markers",
-                                                     "contact_markers", "probe_markers"]))
-
-
-def test_the_markers_kernel_calls_have_the_types_build_passes():
-    """``MarkerBuilder.kernel_calls`` (what the load's second process compiles) gives the four
-    marker kernels with arguments of the types ``build`` passes them: in a fresh process, after
-    compiling them for those types, a build with contacts and probes leaves each kernel with
-    that one version."""
-    from conftest import DEMO_ARM, run_fresh_python
-
-    pytest.importorskip("ambf_collision.ros.markers",
-                        reason="ROS 2 messages not importable: run via `make test`")
-    code = f"""
-from types import SimpleNamespace
-import numpy as np
-from numba import typeof
-from ambf_collision.model import Model
-from ambf_collision.ros.markers import build_markers, marker_kernel_calls
-m = Model.from_files([{str(DEMO_ARM)!r}])
-data = m.create_data()
-calls = marker_kernel_calls(m, data, 2)
-declared = [tuple(typeof(a) for a in args) for _, args in calls]
-for (kernel, _), types in zip(calls, declared):
-    kernel.compile(types)
-result = m.evaluate(data, report_distance=1.0)
-assert len(result.contacts) >= 2
-probes = SimpleNamespace(names=["a", "b"], position=np.zeros((2, 3)), force=np.ones((2, 3)),
-                         in_contact=np.array([True, False]))
-build_markers(m, result, probes, "world", 0.0, data=data)
-print([(kernel.py_func.__name__, kernel.signatures == [types])
-       for (kernel, _), types in zip(calls, declared)])
-"""
-    assert run_fresh_python(code) == str([(n, True) for n in (
-        "shape_colours", "shape_markers", "contact_markers", "probe_markers")])

@@ -1,7 +1,7 @@
-"""The compiled core's JIT as the node's executables meet it (issue 14 §6).
+"""The compiled core's JIT as the node and the command-line tool meet it (issue 14 §6; no ROS).
 
 numba compiles the kernels (``@njit(cache=True)``) on their first call and keeps them in an
-on-disk cache. Two things the node takes care of:
+on-disk cache. What the node (``ros/scene_loading.py``) and ``ambf-collision check`` take care of:
 
 - **Where the cache lives.** numba writes it next to the sources (``__pycache__``) when that
   folder is writable, which is the case in a source checkout, a colcon workspace and a user's
@@ -15,12 +15,12 @@ on-disk cache. Two things the node takes care of:
   the node logs once that it compiled and how long that took.
 - **Compiling on both cores.** numba compiles one function at a time in a process, and compiles
   a callee while it types its caller. On a cold cache the scene load has a second Python
-  process (:class:`CompileElsewhere`, ``python -m ambf_collision.ros.jit``) compile, into
+  process (:class:`CompileElsewhere`, ``python -m ambf_collision.monitor.jit``) compile, into
   numba's on-disk cache, what can be compiled apart from the model's kernel, in the order it is
   needed: functions the model's kernel reaches late in its own compilation (EPA, the contacts'
-  ordering: ``Model.separate_callees``), the probes' kernel and the markers' kernels. This
-  process, compiling the model's kernel, loads each from the cache when it reaches it, if it is
-  there by then (else it compiles it as usual: the same result, a little later).
+  ordering: ``Model.separate_callees``), the probes' kernel and, in the node, the markers'
+  kernels. This process, compiling the model's kernel, loads each from the cache when it reaches
+  it, if it is there by then (else it compiles it as usual: the same result, a little later).
 """
 
 from __future__ import annotations
