@@ -24,8 +24,8 @@ import math
 import sys
 
 from ambf_collision.model.adf import AdfError
-from ambf_collision.monitor.jit import CompileElsewhere
 from ambf_collision.model.filtering import Overrides
+from ambf_collision.monitor.jit import CompileElsewhere
 from ambf_collision.probes import ProbeError
 from ambf_collision.geometry.shapes import ShapeError
 
