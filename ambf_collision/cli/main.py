@@ -8,7 +8,7 @@ Subcommands (each module registers its own):
 Exit status: 0 on success, 2 on bad input (one clear message on stderr, never a traceback).
 
 On a cold numba cache (the first run after an install or an upgrade) the kernels compile first,
-which takes up to a minute; the tool says so once on stderr (:class:`FirstCompileNotice`), so
+which takes up to a minute; the tool says so once on stderr (``monitor/jit.FirstCompile``), so
 that the wait does not look like a hang and standard output stays the report alone.
 """
 
@@ -17,10 +17,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from numba.core import event
-
 from ambf_collision.cli import distance as cli_distance
 from ambf_collision.cli import model as cli_model
+from ambf_collision.monitor.jit import FirstCompile
 from ambf_collision.probes import ProbeCheckExtension
 
 # `check --probes PROBES.yaml`: tactile probes extend the check report (registered once).
@@ -29,24 +28,6 @@ cli_model.register_check_extension(ProbeCheckExtension())
 
 COMPILING = ("ambf-collision: compiling the collision kernels first (once after an install or an "
              "upgrade, up to a minute; numba keeps them in its cache)")
-
-
-class FirstCompileNotice(event.Listener):
-    """Prints :data:`COMPILING` once on ``stream`` (stderr by default) when numba starts compiling
-    a function, as a ``numba:compile`` listener (``numba.core.event``); nothing when every kernel
-    comes from numba's cache."""
-
-    def __init__(self, stream=None):
-        self.stream = stream
-        self.said = False
-
-    def on_start(self, ev):
-        if not self.said:
-            self.said = True
-            print(COMPILING, file=self.stream or sys.stderr, flush=True)
-
-    def on_end(self, ev):
-        pass
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,16 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    notice = FirstCompileNotice()
-    event.register("numba:compile", notice)
     try:
-        return int(args.func(args) or 0)
+        with FirstCompile(lambda: print(COMPILING, file=sys.stderr, flush=True)):
+            return int(args.func(args) or 0)
     except BrokenPipeError:  # e.g. `ambf-collision pairs ... | head`
         return 0
     except KeyboardInterrupt:
         return 130
-    finally:
-        event.unregister("numba:compile", notice)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["KERNEL_FOLDERS", "CompileElsewhere", "CompileWatch", "choose_numba_cache_dir",
+__all__ = ["KERNEL_FOLDERS", "CompileElsewhere", "CompileWatch", "FirstCompile", "choose_numba_cache_dir",
            "package_root", "user_cache_dir"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -99,6 +99,41 @@ class CompileWatch:
         return False
 
 
+class FirstCompile:
+    """Calls ``callback()`` once, when numba first starts compiling a function inside the
+    ``with`` block (any thread; numba's ``numba:compile`` events), and never when every function
+    comes from its cache: the node's second process starts then (:class:`CompileElsewhere`), the
+    CLI says then that it compiles."""
+
+    def __init__(self, callback):
+        self.callback = callback
+        self.called = False
+
+    def __enter__(self):
+        from numba.core import event
+
+        outer = self
+
+        class _Listener(event.Listener):  # here: numba is imported on first use (module doc)
+            def on_start(self, ev):
+                if not outer.called:
+                    outer.called = True
+                    outer.callback()
+
+            def on_end(self, ev):
+                pass
+
+        self._listener = _Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+        return False
+
+
 def package_root() -> str:
     """The folder holding the ``ambf_collision`` package as imported here: not its resolved path
     (numba keys its cache by the source's path, and a colcon symlink install links every module
@@ -132,26 +167,11 @@ class CompileElsewhere:
         self.error = ""
 
     def __enter__(self):
-        from numba.core import event
-
-        outer = self
-
-        class _FirstCompile(event.Listener):  # here: numba is imported on first use (module doc)
-            def on_start(self, ev):
-                if outer.process is None:
-                    outer._start()
-
-            def on_end(self, ev):
-                pass
-
-        self._listener = _FirstCompile()
-        event.register("numba:compile", self._listener)
+        self._first = FirstCompile(self._start).__enter__()
         return self
 
     def __exit__(self, exc_type, *exc):
-        from numba.core import event
-
-        event.unregister("numba:compile", self._listener)
+        self._first.__exit__(exc_type, *exc)
         if exc_type is not None and self.process is not None:
             self.process.kill()
             self.process.wait()
