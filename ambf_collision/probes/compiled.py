@@ -225,6 +225,13 @@ class ProbeModel:
         return (self.floats, self.ints, world.table, *self._hull_arrays, body_R, body_t,
                 data.floats, data.distance, data.ints, data.in_contact, data.scratch)
 
+    def kernel_call(self, evaluation) -> tuple:
+        """``(evaluate_probes, arguments)``: the kernel call :meth:`evaluate_model` makes for a
+        model's ``Data`` or ``EvaluationResult`` (their body poses and world shapes), on new
+        probe data: what a second process compiles ahead on a cold cache (``monitor/jit.py``)."""
+        return evaluate_probes, self.kernel_arguments(self.create_data(), evaluation.body_R,
+                                                      evaluation.body_t, evaluation.world)
+
     def evaluate_model(self, data: ProbeData, evaluation):
         """:meth:`evaluate` for a model's ``EvaluationResult`` (its body poses and world shapes)."""
         return self.evaluate(data, evaluation.body_R, evaluation.body_t, evaluation.world)

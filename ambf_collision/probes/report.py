@@ -9,7 +9,6 @@ import numpy as np
 from ambf_collision.probes.compiled import ProbeModel
 from ambf_collision.probes.probe_file import load_probe_file
 from ambf_collision.probes.spec import plain_body_name
-from ambf_collision.probes.stages import evaluate_probes
 
 __all__ = ["probe_report_json", "probe_report_table", "ProbeCheckExtension"]
 
@@ -118,9 +117,7 @@ class ProbeCheckExtension:
         path = getattr(args, "probes", None)
         if not path:
             return []
-        probes = self._probes(path, model)
-        return [(evaluate_probes, probes.kernel_arguments(probes.create_data(), data.body_R,
-                                                          data.body_t, data.world))]
+        return [self._probes(path, model).kernel_call(data)]
 
     def extend(self, args, model, data, result, report):
         path = getattr(args, "probes", None)

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        ProbeArraySerializer, ProbeArrayWriter)
-from ambf_collision.probes.stages import evaluate_probes
 from ambf_collision.monitor.jit import CompileElsewhere, CompileWatch
 from ambf_collision.ros.markers import build_markers, marker_kernel_calls
 from ambf_collision.ros.node_parameters import parse_padding
@@ -126,8 +125,7 @@ def first_evaluation(scene, data):
     if scene.empty:   # no shapes: nothing to compile apart
         result = model.evaluate(data, report_distance=0.05, near_only=True)
         return result, None if ps is None else scene.probes(model, data, result), ""
-    probes = [] if ps is None else [(evaluate_probes, ps.kernel_arguments(
-        ps.create_data(), data.body_R, data.body_t, data.world))]
+    probes = [] if ps is None else [ps.kernel_call(data)]
     jobs = (list(model.separate_callees(data)) + probes
             + list(marker_kernel_calls(model, data, 0 if ps is None else len(ps.names))))
     with CompileElsewhere(jobs) as elsewhere:
