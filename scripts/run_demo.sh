@@ -12,7 +12,9 @@
 #   demo_viewer, which prints the live compact view and writes demo_output/demo_scene.png.
 # All processes share a ROS_DOMAIN_ID of their own (DEMO_DOMAIN_ID, default 92..101 by PID), so
 # the demo never talks to other ROS graphs on the machine. Ctrl-C, SIGTERM or the end of
-# DURATION stop every child (SIGTERM, then SIGKILL after 5 s); exit status 0.
+# DURATION stop every child (SIGTERM, then SIGKILL after 5 s); exit status 0. If the node or the
+# joint player ends by itself first, the demo stops with exit status 1 and shows the end of that
+# process's log (with Python's fault handler on, a crash leaves its Python stack there).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DURATION="${1:-0}"
@@ -27,7 +29,7 @@ set +u  # the colcon setup scripts read unset variables
 source scripts/activate.sh
 set -u
 export ROS_DOMAIN_ID="${DEMO_DOMAIN_ID:-$((101 - $$ % 10))}"
-export PYTHONUNBUFFERED=1 RCUTILS_COLORIZED_OUTPUT=0
+export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 RCUTILS_COLORIZED_OUTPUT=0
 OUT="$ROOT/demo_output"
 mkdir -p "$OUT"
 
@@ -72,12 +74,23 @@ echo "run_demo: collision_monitor + joint_player + demo_viewer on ROS_DOMAIN_ID=
   >"$OUT/collision_monitor.log" 2>&1 &
 node=$!
 "$LIB/joint_player" --ros-args -p rate:=100.0 >"$OUT/joint_player.log" 2>&1 &
-pids+=($! "$node")
+player=$!
+pids+=("$player" "$node")
 "$LIB/demo_viewer" --params-file config/demo.yaml --output-dir "$OUT" --duration "$DURATION" "$@" &
 viewer=$!
 pids+=("$viewer")
-wait "$viewer"
+# The viewer ends the demo (DURATION, or a signal through the trap). The node and the player run
+# until stopped: either ending first is a failure, reported with the end of its log.
+wait -n
 status=$?
+for p in "$node" "$player"; do
+  kill -0 "$p" 2>/dev/null && continue
+  [ "$p" = "$node" ] && name=collision_monitor || name=joint_player
+  echo "run_demo: $name ended by itself (exit status $status); the end of demo_output/$name.log:" >&2
+  tail -n 20 "$OUT/$name.log" >&2
+  stop_all
+  exit 1
+done
 stop_all
 if grep -q "Traceback" "$OUT/collision_monitor.log" "$OUT/joint_player.log" 2>/dev/null; then
   echo "run_demo: a process failed; see demo_output/*.log" >&2

@@ -21,9 +21,13 @@ pytest.importorskip("rclpy", reason="rclpy not importable: run through `make tes
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-def _demo_processes(domain: int) -> list:
-    """PIDs of live processes with ROS_DOMAIN_ID=<domain> that belong to the demo."""
-    found = []
+DEMO_PROGRAMS = ("collision_monitor", "joint_player", "demo_viewer")
+
+
+def _demo_processes(domain: int) -> dict:
+    """``{pid: program}`` of the live processes with ROS_DOMAIN_ID=<domain> that belong to the
+    demo (program: one of DEMO_PROGRAMS)."""
+    found = {}
     for d in os.listdir("/proc"):
         if not d.isdigit() or int(d) == os.getpid():
             continue
@@ -35,10 +39,43 @@ def _demo_processes(domain: int) -> list:
             continue
         if state == "Z":
             continue
-        if f"ROS_DOMAIN_ID={domain}".encode() in env and (
-                b"collision_monitor" in cmd or b"joint_player" in cmd or b"demo_viewer" in cmd):
-            found.append(int(d))
+        if f"ROS_DOMAIN_ID={domain}".encode() in env:
+            for program in DEMO_PROGRAMS:
+                if program.encode() in cmd:
+                    found[int(d)] = program
     return found
+
+
+def _wait_for_all_programs(proc, domain, timeout=30.0) -> dict:
+    """Wait until the node, the player and the viewer all run; fail naming the missing ones,
+    with the script's output and the end of each log, if they do not within ``timeout`` s or the
+    script ends first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        found = _demo_processes(domain)
+        if sorted(found.values()) == sorted(DEMO_PROGRAMS):
+            return found
+        time.sleep(0.2)
+    found = _demo_processes(domain)
+    missing = sorted(set(DEMO_PROGRAMS) - set(found.values()))
+    out, err = _kill_demo(proc, domain)
+    logs = {name: _log_tail(name) for name in ("collision_monitor", "joint_player")}
+    pytest.fail(f"not running after {timeout:g} s: {missing} (script exit {proc.returncode})\n"
+                f"stdout: {out[-1500:]}\nstderr: {err[-1500:]}\nlogs: {logs}")
+
+
+def _kill_demo(proc, domain) -> tuple:
+    """SIGKILL the script and every demo process of ``domain`` (each child has a process group
+    of its own and holds the script's output pipes); the script's ``(stdout, stderr)``."""
+    proc.kill()
+    for pid in _demo_processes(domain):
+        os.kill(pid, signal.SIGKILL)
+    return proc.communicate(timeout=10)
+
+
+def _log_tail(name: str) -> str:
+    path = REPO / "demo_output" / f"{name}.log"
+    return path.read_text()[-1500:] if path.is_file() else "(no log)"
 
 
 def _run_demo(domain, duration, out_dir, **popen):
@@ -83,31 +120,47 @@ def test_run_demo_with_duration(tmp_path):
     assert "closest:" in out and "probes:" in out
     _check_png(out_png)
     time.sleep(0.5)
-    assert _demo_processes(domain) == []
+    assert _demo_processes(domain) == {}
 
 
 def test_run_demo_stops_cleanly_on_sigterm(tmp_path):
     domain = 224 + os.getpid() % 9
     proc = _run_demo(domain, 0, tmp_path)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(_demo_processes(domain)) < 3:
-        time.sleep(0.2)
-    assert len(_demo_processes(domain)) == 3, "node, player and viewer did not all start"
+    _wait_for_all_programs(proc, domain)
     time.sleep(3.0)
     proc.send_signal(signal.SIGTERM)
     try:
         out, err = proc.communicate(timeout=20)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
+        _kill_demo(proc, domain)
         pytest.fail("run_demo.sh did not stop within 20 s of SIGTERM")
     assert proc.returncode == 0, err[-2000:]
     assert "Traceback" not in out + err, (out + err)[-3000:]
     assert "run_demo: stopped" in out
     time.sleep(0.5)
-    assert _demo_processes(domain) == []
+    assert _demo_processes(domain) == {}
     logs = (REPO / "demo_output" / "collision_monitor.log").read_text()
     assert "Traceback" not in logs
+
+
+@pytest.mark.parametrize("program", ["joint_player", "collision_monitor"])
+def test_run_demo_stops_with_an_error_when_the_node_or_the_player_dies(tmp_path, program):
+    """A node or player killed by SIGKILL (as a crash would end it) stops the whole demo within
+    seconds: exit status 1, a line naming the program and its exit status (137: killed by signal
+    9), and no demo process left; the viewer does not go on waiting for messages."""
+    domain = 215 + (os.getpid() + 4) % 9
+    proc = _run_demo(domain, 0, tmp_path)
+    found = _wait_for_all_programs(proc, domain)
+    os.kill(next(pid for pid, name in found.items() if name == program), signal.SIGKILL)
+    try:
+        out, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        out, err = _kill_demo(proc, domain)
+        pytest.fail(f"run_demo.sh went on for 20 s after {program} died\n{err[-2000:]}")
+    assert proc.returncode == 1, err[-2000:]
+    assert f"run_demo: {program} ended by itself (exit status 137)" in err
+    time.sleep(0.5)
+    assert _demo_processes(domain) == {}
 
 
 def _viewer(domain, out_dir):
