@@ -25,7 +25,7 @@ import sys
 
 from ambf_collision.model.adf import AdfError
 from ambf_collision.model.filtering import Overrides
-from ambf_collision.monitor.jit import CompileElsewhere
+from ambf_collision.monitor.jit import evaluate_compiling_elsewhere
 from ambf_collision.probes import ProbeError
 from ambf_collision.geometry.shapes import ShapeError
 
@@ -219,12 +219,9 @@ def _check(args) -> int:
         hint = f" ({', '.join(amb)}: ambiguous, qualify with the namespace)" if amb else ""
         known = ", ".join(model.joint_plain_names[:8]) + (" ..." if len(model.joint_names) > 8 else "")
         raise _InputError(f"--joint: unknown joint {', '.join(map(repr, unknown))}{hint}; known: {known or 'none'}")
-    jobs = list(model.separate_callees(data))
-    for ext in _CHECK_EXTENSIONS:
-        jobs += ext.kernel_calls(args, model, data)
-    with CompileElsewhere(jobs) as elsewhere:  # on a cold cache only: module docstring
-        result = model.evaluate(data, report_distance=args.report_distance)
-    elsewhere.wait()  # a kernel it could not compile compiles here on its first call
+    extra_jobs = [job for ext in _CHECK_EXTENSIONS for job in ext.kernel_calls(args, model, data)]
+    result, _ = evaluate_compiling_elsewhere(model, data, extra_jobs,  # module docstring
+                                             report_distance=args.report_distance)
     report = check_report(model, data, result)
     extra = []
     for ext in _CHECK_EXTENSIONS:

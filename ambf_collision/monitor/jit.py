@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 __all__ = ["KERNEL_FOLDERS", "CompileElsewhere", "CompileWatch", "FirstCompile", "choose_numba_cache_dir",
-           "package_root", "user_cache_dir"]
+           "evaluate_compiling_elsewhere", "package_root", "user_cache_dir"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 """The installed ``ambf_collision`` folder (its sub-packages hold the kernels)."""
@@ -165,6 +165,7 @@ class CompileElsewhere:
         self.jobs = [(kernel, tuple(numba.typeof(a) for a in args)) for kernel, args in jobs]
         self.process = None
         self.error = ""
+        self._compiled = None  # what wait() found, once it has waited
 
     def __enter__(self):
         self._first = FirstCompile(self._start).__enter__()
@@ -189,16 +190,33 @@ class CompileElsewhere:
     def wait(self, timeout: float = 600.0) -> bool:
         """Wait for the other process, if it started; True when it compiled every kernel. On a
         failure or after ``timeout`` s, False, with its error output in :attr:`error` (a process
-        still running is stopped)."""
+        still running is stopped). Later calls return the same answer without waiting."""
         if self.process is None:
             return False
-        try:
-            self.error = self.process.communicate(timeout=timeout)[1].strip()
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.error = self.process.communicate()[1].strip() or f"no result within {timeout} s"
-            return False
-        return self.process.returncode == 0
+        if self._compiled is None:
+            try:
+                self.error = self.process.communicate(timeout=timeout)[1].strip()
+                self._compiled = self.process.returncode == 0
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.error = (self.process.communicate()[1].strip()
+                              or f"no result within {timeout} s")
+                self._compiled = False
+        return self._compiled
+
+
+def evaluate_compiling_elsewhere(model, data, extra_jobs=(), **options) -> tuple:
+    """``(result, elsewhere)``: ``model.evaluate(data, **options)``, where on a cold cache a
+    :class:`CompileElsewhere` compiles meanwhile the model's separate callees
+    (``Model.separate_callees``), then ``extra_jobs`` (``(kernel, args)`` the caller calls next:
+    the probes' kernel, the markers'), and is waited for before returning: their first calls
+    then load them from the cache. ``elsewhere.process`` is None when nothing compiled (a warm
+    cache); ``elsewhere.wait()`` says whether it compiled every kernel."""
+    jobs = list(model.separate_callees(data)) + list(extra_jobs)
+    with CompileElsewhere(jobs) as elsewhere:
+        result = model.evaluate(data, **options)
+    elsewhere.wait()  # a kernel it could not compile compiles here on its first call
+    return result, elsewhere
 
 
 def _encode(jobs) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        ProbeArraySerializer, ProbeArrayWriter)
-from ambf_collision.monitor.jit import CompileElsewhere, CompileWatch
+from ambf_collision.monitor.jit import CompileWatch, evaluate_compiling_elsewhere
 from ambf_collision.ros.markers import build_markers, marker_kernel_calls
 from ambf_collision.ros.node_parameters import parse_padding
 from ambf_collision.ros.parameters import ConfigError
@@ -126,13 +126,12 @@ def first_evaluation(scene, data):
         result = model.evaluate(data, report_distance=0.05, near_only=True)
         return result, None if ps is None else scene.probes(model, data, result), ""
     probes = [] if ps is None else [ps.kernel_call(data)]
-    jobs = (list(model.separate_callees(data)) + probes
-            + list(marker_kernel_calls(model, data, 0 if ps is None else len(ps.names))))
-    with CompileElsewhere(jobs) as elsewhere:
-        result = model.evaluate(data, report_distance=0.05, near_only=True)
+    extra_jobs = probes + list(marker_kernel_calls(model, data, 0 if ps is None else len(ps.names)))
+    result, elsewhere = evaluate_compiling_elsewhere(model, data, extra_jobs,
+                                                     report_distance=0.05, near_only=True)
     note = ""
     if elsewhere.process is not None:
-        note = (f"{len(jobs)} kernels in a second process (EPA, contact order, "
+        note = (f"{len(elsewhere.jobs)} kernels in a second process (EPA, contact order, "
                 f"{'probes, ' if ps is not None else ''}markers)" if elsewhere.wait() else
                 "a second process failed to compile some kernels: "
                 + " ".join(elsewhere.error.split())[-300:])

@@ -206,11 +206,11 @@ def test_check_hands_the_second_process_the_calls_it_makes(capsys, monkeypatch):
     from numba import typeof
 
     from conftest import DEMO_ARM, DEMO_PROBES
-    from ambf_collision.cli import model as cli_model
+    from ambf_collision.monitor import jit
     from ambf_collision.probes.compiled import ProbeModel
 
     handed, built = [], []
-    real_elsewhere, real_arguments = cli_model.CompileElsewhere, ProbeModel.kernel_arguments
+    real_elsewhere, real_arguments = jit.CompileElsewhere, ProbeModel.kernel_arguments
 
     def recording_elsewhere(jobs):
         handed.extend(jobs)
@@ -220,7 +220,7 @@ def test_check_hands_the_second_process_the_calls_it_makes(capsys, monkeypatch):
         built.append(real_arguments(self, *args))
         return built[-1]
 
-    monkeypatch.setattr(cli_model, "CompileElsewhere", recording_elsewhere)
+    monkeypatch.setattr(jit, "CompileElsewhere", recording_elsewhere)
     monkeypatch.setattr(ProbeModel, "kernel_arguments", recording_arguments)
     assert main(["check", str(DEMO_ARM), "--probes", str(DEMO_PROBES), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["probes"]

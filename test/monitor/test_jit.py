@@ -120,6 +120,8 @@ def test_a_failed_compilation_elsewhere_is_reported_and_compiled_here(fresh_kern
         k.plus_one(1)   # an int64 version here: starts the other process
     assert elsewhere.wait() is False
     assert "weighted_sum" in elsewhere.error and "plus_one" not in elsewhere.error
+    error = elsewhere.error
+    assert elsewhere.wait() is False and elsewhere.error == error  # asked again: the same answer
     with CompileWatch() as here:  # the first call here compiles it, as without the other process
         assert k.weighted_sum(np.array([0.5, 0.25]), 4.0) == 3.0
     assert here.compiled >= 1
