@@ -72,7 +72,7 @@ from pathlib import Path
 import numpy as np
 
 from latency_receiver import Receiver
-from process_stats import process_cpu, process_tree, stop_process
+from process_stats import node_executable, process_cpu, process_tree, stop_process
 
 REPO = Path(__file__).resolve().parents[1]
 ADF = "examples/demo/demo_arm.yaml"
@@ -86,12 +86,6 @@ DRAIN = 0.5  # s after each window for late replies
 # Experiments: a script run as ``python $BENCH_TARGET_WRAPPER {node|echo} [--ros-args ...]`` in
 # place of the target (e.g. to try another executor in ros_run); unset, the installed node runs.
 WRAPPER = os.environ.get("BENCH_TARGET_WRAPPER", "")
-
-
-def node_executable() -> str:
-    from ament_index_python.packages import get_package_prefix
-
-    return str(Path(get_package_prefix("ambf_collision")) / "lib" / "ambf_collision" / "collision_monitor")
 
 
 def reference_compute(repeats: int, gap: float = 0.0) -> float:

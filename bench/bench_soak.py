@@ -31,7 +31,8 @@ import time
 
 import numpy as np
 
-from bench_latency import DEMO_CONFIG, REPO, WARM, node_executable, shut_down, start_publisher
+from bench_latency import DEMO_CONFIG, REPO, WARM, shut_down, start_publisher
+from process_stats import node_executable
 from latency_receiver import Receiver
 from process_stats import process_cpu, process_tree
 

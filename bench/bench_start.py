@@ -27,15 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from process_stats import node_executable
+
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = "config/demo.yaml"
-
-
-def node_executable() -> str:
-    from ament_index_python.packages import get_package_prefix
-
-    return str(Path(get_package_prefix("ambf_collision")) / "lib" / "ambf_collision"
-               / "collision_monitor")
 
 
 def first_contacts(domain: int, cache_dir: str, timeout: float = 180.0) -> tuple[float, str]:

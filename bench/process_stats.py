@@ -1,13 +1,23 @@
-"""Process helpers of the ROS benches (``bench_latency``, ``bench_soak``): a process's tree,
-its threads' CPU time and run-queue wait from the scheduler, and stopping it as Ctrl-C would."""
+"""Process helpers of the ROS benches (``bench_latency``, ``bench_soak``, ``bench_start``): the
+installed node's executable, a process's tree, its threads' CPU time and run-queue wait from the
+scheduler, and stopping it as Ctrl-C would."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+from pathlib import Path
 
-__all__ = ["process_tree", "process_cpu", "stop_process"]
+__all__ = ["node_executable", "process_tree", "process_cpu", "stop_process"]
+
+
+def node_executable() -> str:
+    """The collision_monitor executable of the installed package (``lib/ambf_collision``)."""
+    from ament_index_python.packages import get_package_prefix
+
+    return str(Path(get_package_prefix("ambf_collision")) / "lib" / "ambf_collision"
+               / "collision_monitor")
 
 
 def process_tree(pid: int) -> list[int]:
