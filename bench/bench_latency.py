@@ -72,7 +72,8 @@ from pathlib import Path
 import numpy as np
 
 from latency_receiver import Receiver
-from process_stats import node_executable, process_cpu, process_tree, stop_process
+from process_stats import (node_executable, process_cpu, process_tree, stop_process,
+                           without_gc_pauses)
 
 REPO = Path(__file__).resolve().parents[1]
 ADF = "examples/demo/demo_arm.yaml"
@@ -187,10 +188,11 @@ def publish_main(domain: int, rates: list[float], seconds: float, pose: str = "m
                 stamps.append(wall)
 
     for rate in rates:
-        run(rate, WARM, None)
-        stamps = []
-        print(f"START {rate}", flush=True)
-        run(rate, seconds, stamps)
+        with without_gc_pauses():  # a pause would publish late, then in a burst
+            run(rate, WARM, None)
+            stamps = []
+            print(f"START {rate}", flush=True)
+            run(rate, seconds, stamps)
         print(f"END {rate} " + " ".join(map(str, stamps)), flush=True)
         time.sleep(DRAIN)
     print(f"TOTAL {total}", flush=True)
@@ -280,7 +282,8 @@ def measure(target: str, domain: int, rates: list[float], seconds: float, case: 
 
         reader = threading.Thread(target=protocol, daemon=True)
         reader.start()
-        rx.spin_while(reader.is_alive)
+        with without_gc_pauses():  # a pause here would delay the replies it times
+            rx.spin_while(reader.is_alive)
         marks0 = 0
         for rate, sent, cpu0, cpu1, t0, t1, got, own, marks in windows:
             lat = np.array([(got[s] - s) * 1e-6 for s in sent if s in got])

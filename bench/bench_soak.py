@@ -32,9 +32,8 @@ import time
 import numpy as np
 
 from bench_latency import DEMO_CONFIG, REPO, WARM, shut_down, start_publisher
-from process_stats import node_executable
 from latency_receiver import Receiver
-from process_stats import process_cpu, process_tree
+from process_stats import node_executable, process_cpu, process_tree, without_gc_pauses
 
 DIAGNOSTICS_PERIOD = 1.0  # s: config/demo.yaml keeps the node's default
 SAMPLE = 1.0  # s between RSS and CPU samples
@@ -91,17 +90,18 @@ def soak(rate: float, minutes: float, pose: str, domain: int) -> dict:
         samples = []  # (wall s, node CPU s, runq wait s, RSS MB)
         chunks = []
         next_sample = 0.0
-        while reader.is_alive():
-            rx.executor.spin_once(timeout_sec=0.05)
-            now = time.time()
-            if now >= next_sample:
-                cpu, wait = process_cpu(pids)
-                samples.append((now, cpu, wait, rss_mb(node.pid)))
-                n = len(rx.replies)
-                if n:
-                    chunks.append(np.array(rx.replies[:n], np.int64))
-                    del rx.replies[:n]
-                next_sample = now + SAMPLE
+        with without_gc_pauses():  # a pause here would delay the replies it times
+            while reader.is_alive():
+                rx.executor.spin_once(timeout_sec=0.05)
+                now = time.time()
+                if now >= next_sample:
+                    cpu, wait = process_cpu(pids)
+                    samples.append((now, cpu, wait, rss_mb(node.pid)))
+                    n = len(rx.replies)
+                    if n:
+                        chunks.append(np.array(rx.replies[:n], np.int64))
+                        del rx.replies[:n]
+                    next_sample = now + SAMPLE
         end = time.time() + DIAGNOSTICS_PERIOD * 1.5  # one more /diagnostics after the end
         while time.time() < end:
             rx.executor.spin_once(timeout_sec=0.05)
