@@ -17,6 +17,7 @@ compiled meanwhile (``monitor/jit.py``); it is printed for the cold run.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import signal
@@ -33,8 +34,10 @@ REPO = Path(__file__).resolve().parents[1]
 CONFIG = "config/demo.yaml"
 
 
-def first_contacts(domain: int, cache_dir: str, timeout: float = 180.0) -> tuple[float, str]:
-    """Seconds from starting the node to its first ContactArray here, and its log."""
+def first_contacts(domain: int, cache_dir: str, timeout: float = 180.0) -> tuple:
+    """``(seconds, matched, log)``: seconds from starting the node to its first ContactArray
+    here, to the moment this subscription saw the node's ``~/contacts`` publisher (DDS
+    discovery: nan if never), and the node's log."""
     import rclpy
     from rclpy.context import Context
 
@@ -44,8 +47,9 @@ def first_contacts(domain: int, cache_dir: str, timeout: float = 180.0) -> tuple
     rclpy.init(context=context, domain_id=domain)
     node = rclpy.create_node("bench_start", context=context)
     got = []
-    node.create_subscription(ContactArray, "/collision_monitor/contacts",
-                             lambda raw: got.append(time.perf_counter()), 10, raw=True)
+    subscription = node.create_subscription(ContactArray, "/collision_monitor/contacts",
+                                            lambda raw: got.append(time.perf_counter()), 10,
+                                            raw=True)
     from rclpy.executors import SingleThreadedExecutor
 
     executor = SingleThreadedExecutor(context=context)
@@ -56,9 +60,12 @@ def first_contacts(domain: int, cache_dir: str, timeout: float = 180.0) -> tuple
     proc = subprocess.Popen([node_executable(), "--ros-args", "--params-file", CONFIG],
                             cwd=str(REPO), env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
+    matched = math.nan
     try:
         while not got and time.perf_counter() - t0 < timeout and proc.poll() is None:
             executor.spin_once(timeout_sec=0.02)
+            if math.isnan(matched) and subscription.get_publisher_count():
+                matched = time.perf_counter() - t0
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
@@ -68,7 +75,7 @@ def first_contacts(domain: int, cache_dir: str, timeout: float = 180.0) -> tuple
         rclpy.shutdown(context=context)
     if not got:
         raise RuntimeError(f"no ContactArray within {timeout} s:\n{log[-2000:]}")
-    return got[0] - t0, log
+    return got[0] - t0, matched, log
 
 
 def compiled(log: str) -> int:
@@ -82,19 +89,21 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     domain = int(os.environ.get("BENCH_DOMAIN_ID", 170 + os.getpid() % 30))
     with tempfile.TemporaryDirectory(prefix="ambf_collision_numba_") as cache:
-        cold, cold_log = first_contacts(domain, cache)
+        cold, _, cold_log = first_contacts(domain, cache)
         n_cold = compiled(cold_log)
         warm = []
         for _ in range(args.warm_runs):
-            seconds, log = first_contacts(domain, cache)
-            warm.append((seconds, compiled(log)))
-    ws = [s for s, _ in warm]
+            seconds, matched, log = first_contacts(domain, cache)
+            warm.append((seconds, compiled(log), matched))
+    ws = [s for s, _, _ in warm]
     print(f"bench_start: {CONFIG} to the first ~/contacts, {os.cpu_count()} CPUs")
     print(f"cold (empty numba cache): {cold:.2f} s, {n_cold} function(s) compiled")
     jit_line = re.search(r"JIT: [^\n]*", cold_log)
     print(f"  node: {jit_line.group(0) if jit_line else '(no JIT line in its log)'}")
     print(f"warm ({len(ws)} runs): {', '.join(f'{s:.2f}' for s in ws)} s (median "
-          f"{statistics.median(ws):.2f} s), compiled {[n for _, n in warm]}")
+          f"{statistics.median(ws):.2f} s), compiled {[n for _, n, _ in warm]}")
+    print("  the node's ~/contacts publisher seen here (its start-up and DDS discovery) at "
+          + ", ".join(f"{m:.2f}" for _, _, m in warm) + " s")
     print(f"target {'MET    ' if cold < 60.0 else 'NOT MET'}: cold start < 60 s")
     print(f"target {'MET    ' if max(ws) < 3.0 else 'NOT MET'}: warm start < 3 s")
     return 0
