@@ -83,9 +83,9 @@ pids+=("$viewer")
 # until stopped: either ending first is a failure, reported with the end of its log.
 wait -n
 status=$?
-for p in "$node" "$player"; do
-  kill -0 "$p" 2>/dev/null && continue
-  [ "$p" = "$node" ] && name=collision_monitor || name=joint_player
+for entry in "collision_monitor:$node" "joint_player:$player"; do
+  name="${entry%%:*}"
+  kill -0 "${entry##*:}" 2>/dev/null && continue
   echo "run_demo: $name ended by itself (exit status $status); the end of demo_output/$name.log:" >&2
   tail -n 20 "$OUT/$name.log" >&2
   stop_all
