@@ -36,8 +36,8 @@ CONFIG = "config/demo.yaml"
 
 def first_contacts(domain: int, cache_dir: str, timeout: float = 180.0) -> tuple:
     """``(seconds, matched, log)``: seconds from starting the node to its first ContactArray
-    here, to the moment this subscription saw the node's ``~/contacts`` publisher (DDS
-    discovery: nan if never), and the node's log."""
+    here, and to the moment this subscription saw the node's ``~/contacts`` publisher (its
+    start-up and DDS discovery; nan if never), and the node's log."""
     import rclpy
     from rclpy.context import Context
 
