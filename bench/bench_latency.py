@@ -15,11 +15,10 @@ Cases (``--case``):
 Three processes on a ROS_DOMAIN_ID of their own, so that the bench never times its own overhead:
 
 * the **target**: the installed collision_monitor node (as the case says), or, for the
-  transport floor, a trivial
-  **echo** node (this file run with ``--_echo``: same node name, topics, QoS and executor loop
-  (``ros_run.run_node``), which answers each JointState with an empty ContactArray carrying its
-  stamp);
-* the **publisher** (this file with ``--_publish``): sensor_msgs/JointState (the demo joint
+  transport floor, a trivial **echo** node (``latency_peers.py echo``: same node name, topics,
+  QoS and executor loop (``ros/run.run_node``), which answers each JointState with an empty
+  ContactArray carrying its stamp);
+* the **publisher** (``latency_peers.py publish``): sensor_msgs/JointState (the demo joint
   script) at 100, 500 and 1000 Hz, stamped with the wall clock just before ``publish``;
 * this process, the **receiver**: the ContactArray subscription taken raw (the CDR bytes; only
   the stamp is read, from its fixed offset), dispatched by rclpy's EventsExecutor; each reply
@@ -35,6 +34,13 @@ CPU share of the bench's own two processes (publisher + receiver), which share t
 "runq wait", the share of the window the target's threads spent runnable but waiting for a CPU
 (taken by other processes: the latency tails follow it). CPU and wait come from the scheduler's
 /proc/<pid>/task/*/schedstat.
+
+Rounds (``--rounds``, 3 by default, 1 with ``--quick``): the seconds per rate are split into
+that many rounds, and each round runs every target in turn (echo, node static, node moving), each
+in a fresh process; the rows pool the rounds' latencies. The host's speed drifts over minutes
+(a shared VM), so a floor measured only before the node would compare two host states: with the
+rounds interleaved, each target sees the same stretches of the run. The node's p99 is printed
+against the floor's per round too, to show the spread.
 
 References measured in the same run: the echo node (the floor that DDS + rclpy + a Python
 callback impose; the node's latency is printed as a ratio to it and as the excess over it), and
@@ -55,7 +61,7 @@ Where the time goes (measured on the 2-CPU dev box, 2026-11-30, each part isolat
   x1.4-1.5 slower than back to back (cold caches), hence p50 at 100 Hz > p50 at 1 kHz.
 
     bench/bench_latency.py [--case realistic|bare] [--quick | --full] [--seconds S]
-                           [--rates 100,500,1000] [--targets echo,node]
+                           [--rounds R] [--rates 100,500,1000] [--targets echo,node]
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ from pathlib import Path
 
 import numpy as np
 
+from latency_peers import DRAIN, WARM
 from latency_receiver import Receiver
 from process_stats import (node_executable, process_cpu, process_tree, stop_process,
                            without_gc_pauses)
@@ -79,11 +86,7 @@ REPO = Path(__file__).resolve().parents[1]
 ADF = "examples/demo/demo_arm.yaml"
 PROBES = "examples/demo/demo_probes_256.yaml"
 DEMO_CONFIG = "config/demo.yaml"
-TOUCH = (0.0, -math.acos(0.46), -math.pi + math.acos(0.46), 0.0)
-"""The static contact pose (shoulder_yaw, shoulder_pitch, elbow, wrist): the forearm straight
-down, the fingertip 1 mm into the floor (test/ros/test_node_full.py derives it)."""
-WARM = 0.5  # s of publishing before each measured window (not counted)
-DRAIN = 0.5  # s after each window for late replies
+PEERS = str(Path(__file__).resolve().with_name("latency_peers.py"))
 # Experiments: a script run as ``python $BENCH_TARGET_WRAPPER {node|echo} [--ros-args ...]`` in
 # place of the target (e.g. to try another executor in ros_run); unset, the installed node runs.
 WRAPPER = os.environ.get("BENCH_TARGET_WRAPPER", "")
@@ -116,97 +119,12 @@ def reference_compute(repeats: int, gap: float = 0.0) -> float:
     return total / len(qs)
 
 
-# -- the echo node (transport floor) ---------------------------------------------------------
-def echo_main() -> int:
-    """A node named collision_monitor answering each JointState with an empty ContactArray."""
-    from rclpy.node import Node
-    from rclpy.qos import qos_profile_sensor_data
-    from sensor_msgs.msg import JointState
-
-    from ambf_collision.msg import ContactArray
-    from ambf_collision.ros.run import run_node
-
-    class Echo(Node):
-        def __init__(self):
-            super().__init__("collision_monitor")
-            self.out = ContactArray()
-            self.out.header.frame_id = "world"
-            self.pub = self.create_publisher(ContactArray, "~/contacts", 10)  # as the node
-            self.create_subscription(JointState, "joint_states", self.on_joint_state,
-                                     qos_profile_sensor_data)
-
-        def on_joint_state(self, msg):
-            self.out.header.stamp = msg.header.stamp
-            self.pub.publish(self.out)
-
-    return run_node(Echo, "bench_latency_echo", sys.argv[:1])
-
-
-# -- the publisher process -------------------------------------------------------------------
-def publish_main(domain: int, rates: list[float], seconds: float, pose: str = "moving") -> int:
-    """Publish the demo script at each rate: WARM s, then ``seconds`` recorded between a
-    ``START <rate>`` and an ``END <rate> <stamps...>`` line on stdout, then DRAIN s of silence;
-    at the end ``TOTAL <n>``: every joint state published, warm-up included."""
-    import rclpy
-    from rclpy.qos import qos_profile_sensor_data
-    from rclpy.signals import SignalHandlerOptions
-    from sensor_msgs.msg import JointState
-
-    from ambf_collision.demo.trajectory import JOINT_NAMES, demo_joint_array
-
-    rclpy.init(domain_id=domain, signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("bench_latency_publisher")
-    pub = node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
-    msg = JointState()
-    msg.name = list(JOINT_NAMES)
-    deadline = time.monotonic() + 20.0
-    while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    print("READY", flush=True)
-    sys.stdin.readline()  # the receiver has matched the target's ContactArray publisher
-
-    total = 0
-
-    def run(rate, duration, stamps):
-        nonlocal total
-        period = 1e9 / rate
-        n = int(np.ceil(duration * rate - 1e-9))
-        script = ([list(TOUCH)] * n if pose == "static"  # before the clock starts
-                  else [demo_joint_array(k / rate).tolist() for k in range(n)])
-        start = time.perf_counter_ns()
-        for k in range(n):
-            now = time.perf_counter_ns()
-            target = start + k * period
-            if target > now:  # sleep, no busy wait: the stamp is taken at the actual publish
-                time.sleep((target - now) * 1e-9)
-            msg.position = script[k]
-            wall = time.time_ns()
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(wall, 1_000_000_000)
-            pub.publish(msg)
-            total += 1
-            if stamps is not None:
-                stamps.append(wall)
-
-    for rate in rates:
-        with without_gc_pauses():  # a pause would publish late, then in a burst
-            run(rate, WARM, None)
-            stamps = []
-            print(f"START {rate}", flush=True)
-            run(rate, seconds, stamps)
-        print(f"END {rate} " + " ".join(map(str, stamps)), flush=True)
-        time.sleep(DRAIN)
-    print(f"TOTAL {total}", flush=True)
-    node.destroy_node()
-    rclpy.shutdown()
-    return 0
-
-
 def start_publisher(rx, domain: int, env: dict, rates, seconds: float, pose: str,
                     target: str) -> subprocess.Popen:
-    """The publisher process (this script with ``--_publish``), once it is READY and ``rx``
+    """The publisher process (``latency_peers.py publish``), once it is READY and ``rx``
     sees the ``target``'s ``~/contacts`` publisher (20 s at most)."""
     pub = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "--_publish", "--domain", str(domain),
+        [sys.executable, PEERS, "publish", "--domain", str(domain),
          "--rates", ",".join(map(str, rates)), "--seconds", str(seconds), "--pose", pose],
         cwd=str(REPO), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     if pub.stdout.readline().strip() != "READY":
@@ -233,7 +151,8 @@ def shut_down(pub, rx, proc, label: str) -> None:
 
 def measure(target: str, domain: int, rates: list[float], seconds: float, case: str = "bare",
             pose: str = "moving") -> list[dict]:
-    """Start ``target`` (``node`` or ``echo``) and a publisher; one row per rate."""
+    """Start ``target`` (``node`` or ``echo``) and a publisher; one row per rate, with the
+    window's latencies (``lat``, ms) for :func:`pooled`."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1")
     wrap = [sys.executable, WRAPPER, target] if WRAPPER else None  # experiments only
     if target == "node" and case == "realistic":
@@ -243,7 +162,7 @@ def measure(target: str, domain: int, rates: list[float], seconds: float, case: 
                "-p", f"probe_files:=['{PROBES}']", "-p", "publish_markers:=false",
                "-p", "max_rate:=100000.0", "-p", "report_distance:=0.05"]
     else:
-        cmd = wrap or [sys.executable, str(Path(__file__).resolve()), "--_echo"]
+        cmd = wrap or [sys.executable, PEERS, "echo"]
     proc = subprocess.Popen(cmd, cwd=str(REPO), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     pub = rx = None
@@ -298,10 +217,7 @@ def measure(target: str, domain: int, rates: list[float], seconds: float, case: 
             diag = np.array(diag[1:] or diag or [(np.nan,) * 3])
             rows.append(dict(target=target, case=case, pose=pose, rate=rate, sent=len(sent),
                              lost=len(sent) - len(lat), coalesced=coalesced,
-                             markers=(marks - marks0) / (t1 - t0 + DRAIN),
-                             p50=float(np.percentile(lat, 50)) if len(lat) else np.nan,
-                             p99=float(np.percentile(lat, 99)) if len(lat) else np.nan,
-                             max=float(lat.max()) if len(lat) else np.nan,
+                             markers=(marks - marks0) / (t1 - t0 + DRAIN), lat=lat,
                              cpu=(cpu1[0] - cpu0[0]) / (t1 - t0), bench_cpu=own / (t1 - t0),
                              wait=(cpu1[1] - cpu0[1]) / (t1 - t0),
                              compute=float(np.nanmean(diag[:, 0])) if target == "node" else np.nan,
@@ -317,6 +233,37 @@ def measure(target: str, domain: int, rates: list[float], seconds: float, case: 
     return rows
 
 
+def percentile(lat, q: float) -> float:
+    """The ``q``-th percentile of the latencies ``lat`` (ms); NaN when there is none."""
+    return float(np.percentile(lat, q)) if len(lat) else math.nan
+
+
+def pooled(rows: list[dict]) -> list[dict]:
+    """One row per target, pose and rate from the rows of every round: the latencies pooled
+    (p50, p99, max of all of them), counts summed, CPU shares and means averaged over the
+    rounds' windows (equal lengths), ``received`` summed; ``rounds``: the rounds' rows."""
+    groups: dict = {}
+    for r in rows:
+        groups.setdefault((r["target"], r["pose"], r["rate"]), []).append(r)
+    out = []
+    for rs in groups.values():
+        lat = np.concatenate([r["lat"] for r in rs])
+        row = dict(rs[0], rounds=rs, lat=lat, p50=percentile(lat, 50), p99=percentile(lat, 99),
+                   max=float(lat.max()) if len(lat) else math.nan,
+                   sent=sum(r["sent"] for r in rs), lost=sum(r["lost"] for r in rs),
+                   coalesced=(-1 if any(r["coalesced"] < 0 for r in rs)
+                              else sum(r["coalesced"] for r in rs)),
+                   compute_max=max(r["compute_max"] for r in rs))
+        for key in ("markers", "cpu", "bench_cpu", "wait", "compute", "cycle"):
+            row[key] = float(np.mean([r[key] for r in rs]))
+        received = [r["received"] for r in rs if "received" in r]
+        row.pop("received", None)
+        if received:
+            row["received"] = tuple(int(sum(x)) for x in zip(*received))
+        out.append(row)
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group()
@@ -326,33 +273,33 @@ def main(argv=None) -> int:
     ap.add_argument("--case", choices=("realistic", "bare"), default="realistic")
     ap.add_argument("--rates", default="100,500,1000")
     ap.add_argument("--targets", default="echo,node", help="echo (transport floor), node, or both")
-    ap.add_argument("--seconds", type=float, default=None, help="seconds per rate")
-    ap.add_argument("--pose", choices=("moving", "static"), default="moving", help=argparse.SUPPRESS)
+    ap.add_argument("--seconds", type=float, default=None,
+                    help="seconds per rate and target, over all rounds")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="interleaved rounds of every target (default 3; 1 with --quick)")
     ap.add_argument("--domain", type=int, default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--_echo", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--_publish", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     rates = [float(r) for r in args.rates.split(",")]
-    if args._echo:
-        return echo_main()
-    if args._publish:
-        return publish_main(args.domain, rates, args.seconds, args.pose)
     realistic = args.case == "realistic"
     seconds = args.seconds or (2.0 if args.quick else 60.0 if args.full or realistic else 2.0)
     targets = [t for t in args.targets.split(",") if t]
     domain = args.domain or int(os.environ.get("BENCH_DOMAIN_ID", 140 + os.getpid() % 30))
+    rounds = max(1, args.rounds or (1 if args.quick else 3))
 
     ref = reference_compute(300 if args.full else 100)
     ref_paced = reference_compute(300 if args.full else 100, gap=0.01)  # idle between: cold caches
+    runs = [(target, pose) for target in targets
+            for pose in (("static", "moving") if target == "node" and realistic else ("moving",))]
     rows = []
-    for target in targets:
-        poses = ("static", "moving") if target == "node" and realistic else ("moving",)
-        for pose in poses:
-            rows += measure(target, domain, rates, seconds, args.case, pose)
+    for _ in range(rounds):  # interleaved: each target in every stretch of the run
+        for target, pose in runs:
+            rows += measure(target, domain, rates, seconds / rounds, args.case, pose)
+    rows = pooled(rows)
 
     what = ("config/demo.yaml as it is (demo arm + its probes, markers on with a subscriber)"
             if realistic else "demo arm (21 pairs) + 256 probes, markers off, max_rate 100000")
-    print(f"bench_latency {args.case}: {what}; {seconds:g} s per rate, domain {domain}, "
+    print(f"bench_latency {args.case}: {what}; {seconds:g} s per rate and target in {rounds} "
+          f"interleaved round(s), domain {domain}, "
           f"{os.cpu_count()} CPUs; JointState publisher, target and receiver in 3 processes")
     print(f"reference: in-process model.evaluate + 256 probes = {ref * 1e3:.3f} ms per evaluation "
           f"back to back, {ref_paced * 1e3:.3f} ms with 10 ms idle before each (x{ref_paced / ref:.2f})")
@@ -383,9 +330,11 @@ def main(argv=None) -> int:
     for r in node:
         f = floor.get(r["rate"])
         if f is not None:
+            per_round = ", ".join(f"x{percentile(a['lat'], 99) / percentile(b['lat'], 99):.2f}"
+                                  for a, b in zip(r["rounds"], f["rounds"]))
             print(f"node {r['pose']}/echo at {r['rate']:.0f} Hz: p50 x{r['p50'] / f['p50']:.2f} "
                   f"(+{r['p50'] - f['p50']:.3f} ms), p99 x{r['p99'] / f['p99']:.2f} "
-                  f"(+{r['p99'] - f['p99']:.3f} ms)")
+                  f"(+{r['p99'] - f['p99']:.3f} ms); p99 per round: {per_round}")
     if node:
         top = max(r["rate"] for r in node)
         at_top = [r for r in node if r["rate"] == top]

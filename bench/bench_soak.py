@@ -6,7 +6,7 @@ The node runs ``config/demo.yaml`` unchanged (demo arm + its probes, markers on,
 ``max_rate``), with a subscriber to ``~/markers`` as RViz would be. The publisher sends the
 static contact pose of ``bench_latency`` (the fingertip 1 mm into the floor: a contact in every
 answer) or the moving demo script, at ``--rate`` Hz for ``--minutes`` (default 1 kHz for 10
-minutes), after ``bench_latency.WARM`` s of warm-up. The same three processes as
+minutes), after ``latency_peers.WARM`` s of warm-up. The same three processes as
 ``bench_latency`` (its publisher and receiver; see its docstring): latency = wall clock at
 receipt - stamp, one clock.
 
@@ -31,7 +31,8 @@ import time
 
 import numpy as np
 
-from bench_latency import DEMO_CONFIG, REPO, WARM, shut_down, start_publisher
+from bench_latency import DEMO_CONFIG, REPO, shut_down, start_publisher
+from latency_peers import WARM
 from latency_receiver import Receiver
 from process_stats import node_executable, process_cpu, process_tree, without_gc_pauses
 
