@@ -91,9 +91,11 @@ class JointStateMerger:
         self.last_error = ""
         self.last_code = ""
         self._names_cache: dict = {}
-        # what never_received and age computed, until received or joint_stamps change (the
-        # monitor asks several times per cycle)
-        self._derived: dict = {}
+        # what never_received computed, until a joint is received for the first time, and the
+        # oldest stamp age uses, until joint_stamps change (the monitor asks several times per
+        # cycle; a joint is first received only a few times in a run)
+        self._never_received: dict = {}
+        self._oldest: float | None = None
 
     # -- queries -----------------------------------------------------------------------------
     @property
@@ -108,21 +110,20 @@ class JointStateMerger:
     def never_received(self, among=None) -> list:
         """Names of the joints never received (only those where ``among (J,)`` is true)."""
         key = None if among is None else np.asarray(among, bool).tobytes()
-        names = self._derived.get(key)
+        names = self._never_received.get(key)
         if names is None:
             mask = ~self.received if among is None else np.asarray(among, bool) & ~self.received
-            names = self._derived[key] = self.names_where(mask)
+            names = self._never_received[key] = self.names_where(mask)
         return list(names)
 
     def age(self, now: float) -> float:
         """Seconds since the oldest stamp of the received joints (+inf when none was received;
         never negative). Per-joint stamps make a stopped partial publisher visible even while
         others keep publishing."""
-        oldest = self._derived.get("oldest")
+        oldest = self._oldest
         if oldest is None:
             rec = self.received
-            oldest = self._derived["oldest"] = (float(self.joint_stamps[rec].min())
-                                                if rec.any() else math.inf)
+            oldest = self._oldest = float(self.joint_stamps[rec].min()) if rec.any() else math.inf
         return math.inf if oldest == math.inf else max(0.0, now - oldest)
 
     # -- validation --------------------------------------------------------------------------
@@ -231,8 +232,10 @@ class JointStateMerger:
         self._take_velocities(names, idx, velocities, source)
         self.positions[idx] = values
         self.joint_stamps[idx] = stamp
-        self.received[idx] = True
-        self._derived.clear()
+        self._oldest = None
+        if not self.received[idx].all():  # a joint received for the first time
+            self.received[idx] = True
+            self._never_received.clear()
         self.stamp = stamp
         self.arrival = float(now)
         self.good_count += 1
@@ -275,7 +278,7 @@ class JointStateMerger:
         message) become ``now``, so ages count from the jump, not from a time now in the
         future."""
         self.joint_stamps[self.received] = now
-        self._derived.clear()
+        self._oldest = None
         if self.good_count:
             self.stamp = float(now)
             self.arrival = float(now)
@@ -291,5 +294,6 @@ class JointStateMerger:
                 self.positions[i] = old.positions[j]
                 self.joint_stamps[i] = old.joint_stamps[j]
                 self.received[i] = True
-        self._derived.clear()
+        self._never_received.clear()
+        self._oldest = None
         self.stamp, self.arrival, self.good_count = old.stamp, old.arrival, old.good_count
