@@ -100,7 +100,7 @@ class CollisionMonitorNode(Node):
                                        self._build_markers)
         self.results = ResultPublisher(self)  # before the load: subscribers find it meanwhile
 
-        self._install(self._load(p), previous=None)
+        self.install_scene(self.load_scene_files(p), previous=None)
 
         # raw: the serialized JointState is decoded here (names, positions, stamp only), which
         # costs a fraction of rclpy's conversion into a Python message
@@ -127,13 +127,13 @@ class CollisionMonitorNode(Node):
             f"joint states from {topics}, world frame '{self.world_frame}', TF: {self.tf.backend}")
 
     # -- scene -------------------------------------------------------------------------------
-    def _load(self, params) -> PreparedScene:
+    def load_scene_files(self, params) -> PreparedScene:
         """The scene of ``params``, loaded here (start-up; raises naming file, entry, key),
         with its ``padding``."""
         prepared = load_node_scene(params, self.world_frame)
         return with_pairs(prepared, params) if params["padding"] else prepared
 
-    def _install(self, prepared: PreparedScene, previous) -> None:
+    def install_scene(self, prepared: PreparedScene, previous) -> None:
         """Make ``prepared`` the node's scene, with a fresh monitor that continues from
         ``previous`` (joint values by name, enabled flag, counters); loading warnings go to the
         ROS logger. Runs on the executor, between two evaluations."""
@@ -242,6 +242,11 @@ class CollisionMonitorNode(Node):
                 self.results.joint_state_accepted(None, None, 0, 0)
         self._cycle(now, t0)
 
+    def publish_now(self) -> None:
+        """Evaluate (when the status allows) and publish at once, whatever the rate limiter
+        says (a reload, a clock jump, ``~/enable``)."""
+        self._cycle(self.now(), time.perf_counter(), force=True)
+
     def _on_heartbeat(self):
         now = self.now()
         period = 1.0 / self.monitor.config.heartbeat_rate
@@ -316,9 +321,8 @@ class CollisionMonitorNode(Node):
 
     # -- services ----------------------------------------------------------------------------
     def _on_enable(self, request, response):
-        now = self.now()
-        self.monitor.set_enabled(bool(request.data), now)
-        self._cycle(now, time.perf_counter(), force=True)
+        self.monitor.set_enabled(bool(request.data), self.now())
+        self.publish_now()
         response.success = True
         response.message = "enabled" if request.data else "disabled (publishing status only)"
         return response
@@ -356,7 +360,7 @@ class CollisionMonitorNode(Node):
                 return SetParametersResult(successful=False, reason=str(err))
         self.params.update(changes)
         if rebuilt is not None:  # installed between two evaluations: the next one uses it
-            self._install(rebuilt, previous=self.monitor)
+            self.install_scene(rebuilt, previous=self.monitor)
         self.monitor.set_report_distances(self.params["self_report_distance"],
                                           self.params["environment_report_distance"])
         if "heartbeat_rate" in changes:

@@ -224,8 +224,8 @@ async def reload_scene(node, response):
         return response
     params = dict(node.params)
     try:
-        prepared = await node.loader.start(lambda: node._load(params))
-        node._install(prepared, previous=node.monitor)
+        prepared = await node.loader.start(lambda: node.load_scene_files(params))
+        node.install_scene(prepared, previous=node.monitor)
     except Exception as err:  # noqa: BLE001 - any failure keeps the old model
         # a bad file (ValueError, OSError) or the new files lacking a required joint (ConfigError)
         what = "" if isinstance(err, (ValueError, OSError)) else f"{type(err).__name__}: "
@@ -238,7 +238,7 @@ async def reload_scene(node, response):
                         f"{node.scene.probe_count()} probe(s), "
                         f"{len(node.model.joint_names)} joint(s) in {prepared.seconds:.2f} s")
     node.get_logger().info(response.message)
-    node._cycle(node.now(), time.perf_counter(), force=True)
+    node.publish_now()
     return response
 
 
