@@ -81,12 +81,14 @@ viewer=$!
 pids+=("$viewer")
 # The viewer ends the demo (DURATION, or a signal through the trap). The node and the player run
 # until stopped: either ending first is a failure, reported with the end of its log.
-wait -n
+ended=""
+wait -n -p ended  # bash >= 5.1: the pid of the child that ended, and its status
 status=$?
 for entry in "collision_monitor:$node" "joint_player:$player"; do
-  name="${entry%%:*}"
-  kill -0 "${entry##*:}" 2>/dev/null && continue
-  echo "run_demo: $name ended by itself (exit status $status); the end of demo_output/$name.log:" >&2
+  name="${entry%%:*}" pid="${entry##*:}"
+  kill -0 "$pid" 2>/dev/null && continue
+  if [ "$pid" = "$ended" ]; then own=$status; else wait "$pid"; own=$?; fi  # ended as well
+  echo "run_demo: $name ended by itself (exit status $own); the end of demo_output/$name.log:" >&2
   tail -n 20 "$OUT/$name.log" >&2
   stop_all
   exit 1
