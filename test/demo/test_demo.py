@@ -163,6 +163,47 @@ def test_run_demo_stops_with_an_error_when_the_node_or_the_player_dies(tmp_path,
     assert _demo_processes(domain) == {}
 
 
+def _stat(pid: int) -> list:
+    """The fields of ``/proc/<pid>/stat`` after the command: state, parent pid, ... ([] when
+    ``pid`` is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
+def test_run_demo_names_each_dead_program_with_its_own_exit_status(tmp_path):
+    """The player and the node both end while the script is held (SIGSTOP): the node, reported
+    first, is named with its own exit status (138: killed by SIGUSR1), not the player's (137),
+    whichever of the two the script's ``wait -n`` collects first."""
+    domain = 215 + (os.getpid() + 6) % 9
+    proc = _run_demo(domain, 0, tmp_path)
+    pids = {name: pid for pid, name in _wait_for_all_programs(proc, domain).items()
+            if _stat(pid)[1:2] == [str(proc.pid)]}  # the script's own children
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + 10.0
+        while _stat(proc.pid)[:1] != ["T"]:  # stopped: it collects no child until SIGCONT
+            assert time.monotonic() < deadline, "the script did not stop"
+            time.sleep(0.01)
+        os.kill(pids["joint_player"], signal.SIGKILL)
+        os.kill(pids["collision_monitor"], signal.SIGUSR1)
+        while not all(_stat(pids[n])[:1] == ["Z"] for n in ("joint_player", "collision_monitor")):
+            assert time.monotonic() < deadline, "the player and the node did not end"
+            time.sleep(0.02)
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    try:
+        out, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        out, err = _kill_demo(proc, domain)
+        pytest.fail(f"run_demo.sh went on for 20 s after the node and the player died\n{err[-2000:]}")
+    assert proc.returncode == 1, err[-2000:]
+    assert "run_demo: collision_monitor ended by itself (exit status 138)" in err, err[-2000:]
+    time.sleep(0.5)
+    assert _demo_processes(domain) == {}
+
+
 def _viewer(domain, out_dir):
     from ros_harness import node_command
 
