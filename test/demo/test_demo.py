@@ -24,6 +24,15 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 DEMO_PROGRAMS = ("collision_monitor", "joint_player", "demo_viewer")
 
 
+def _stat(pid: int) -> list:
+    """The fields of ``/proc/<pid>/stat`` after the command: state, parent pid, ... ([] when
+    ``pid`` is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
 def _demo_processes(domain: int) -> dict:
     """``{pid: program}`` of the live processes with ROS_DOMAIN_ID=<domain> that belong to the
     demo (program: one of DEMO_PROGRAMS)."""
@@ -34,10 +43,9 @@ def _demo_processes(domain: int) -> dict:
         try:
             env = open(f"/proc/{d}/environ", "rb").read().split(b"\0")
             cmd = open(f"/proc/{d}/cmdline", "rb").read()
-            state = open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if state == "Z":
+        if _stat(int(d))[:1] in ([], ["Z"]):  # gone meanwhile, or ended
             continue
         if f"ROS_DOMAIN_ID={domain}".encode() in env:
             for program in DEMO_PROGRAMS:
@@ -71,6 +79,20 @@ def _kill_demo(proc, domain) -> tuple:
     for pid in _demo_processes(domain):
         os.kill(pid, signal.SIGKILL)
     return proc.communicate(timeout=10)
+
+
+def _expect_demo_error(proc, domain, died: str) -> str:
+    """The script's stderr, once it has exited with status 1 within 20 s of ``died`` (what
+    was killed) and left no demo process; fails otherwise."""
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        _, err = _kill_demo(proc, domain)
+        pytest.fail(f"run_demo.sh went on for 20 s after {died} died\n{err[-2000:]}")
+    assert proc.returncode == 1, err[-2000:]
+    time.sleep(0.5)
+    assert _demo_processes(domain) == {}
+    return err
 
 
 def _log_tail(name: str) -> str:
@@ -152,24 +174,8 @@ def test_run_demo_stops_with_an_error_when_the_node_or_the_player_dies(tmp_path,
     proc = _run_demo(domain, 0, tmp_path)
     found = _wait_for_all_programs(proc, domain)
     os.kill(next(pid for pid, name in found.items() if name == program), signal.SIGKILL)
-    try:
-        out, err = proc.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        out, err = _kill_demo(proc, domain)
-        pytest.fail(f"run_demo.sh went on for 20 s after {program} died\n{err[-2000:]}")
-    assert proc.returncode == 1, err[-2000:]
+    err = _expect_demo_error(proc, domain, program)
     assert f"run_demo: {program} ended by itself (exit status 137)" in err
-    time.sleep(0.5)
-    assert _demo_processes(domain) == {}
-
-
-def _stat(pid: int) -> list:
-    """The fields of ``/proc/<pid>/stat`` after the command: state, parent pid, ... ([] when
-    ``pid`` is gone)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return []
 
 
 def test_run_demo_names_each_dead_program_with_its_own_exit_status(tmp_path):
@@ -193,15 +199,8 @@ def test_run_demo_names_each_dead_program_with_its_own_exit_status(tmp_path):
             time.sleep(0.02)
     finally:
         os.kill(proc.pid, signal.SIGCONT)
-    try:
-        out, err = proc.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        out, err = _kill_demo(proc, domain)
-        pytest.fail(f"run_demo.sh went on for 20 s after the node and the player died\n{err[-2000:]}")
-    assert proc.returncode == 1, err[-2000:]
+    err = _expect_demo_error(proc, domain, "the node and the player")
     assert "run_demo: collision_monitor ended by itself (exit status 138)" in err, err[-2000:]
-    time.sleep(0.5)
-    assert _demo_processes(domain) == {}
 
 
 def _viewer(domain, out_dir):
