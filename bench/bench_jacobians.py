@@ -7,10 +7,11 @@ given), per pose:
 - ``evaluate``: ``Model.evaluate(near_only=True, report_distance)`` as the node calls it
   (kinematics, shapes, pairs, contact order, and the Jacobians, rates and body-frame points of
   the reported contacts), in microseconds;
-- ``jacobians``: the Jacobian/rate/local-point part alone (``jacobians.contact_jacobians``, the
-  same compiled function, called in a loop from a small njit wrapper here for the contacts of
-  that pose), so ``evaluate - jacobians`` is the evaluation without them;
-- node side: the monitor's rows of controller outputs (``monitor/controller_rows.py``) and the
+- ``jacobians``: the contact rows alone (``jacobians.write_contact_rows``: world vectors,
+  Jacobians, rates, local points; the same compiled function, called in a loop from a small
+  njit wrapper here for the contacts of that pose), so ``evaluate - jacobians`` is the
+  evaluation without them;
+- node side: the monitor's NaN guard of the rows (``monitor/sanitize.finite_contacts``) and the
   serializer's added bytes (``ContactArraySerializer.serialize`` with vs without the Jacobians,
   rates, local points and joint names), when rclpy and the built messages are importable.
 
@@ -41,16 +42,19 @@ except ImportError:
 from ambf_collision.demo.trajectory import JOINT_NAMES, PERIOD, demo_joint_array  # noqa: E402
 from ambf_collision.model import Model  # noqa: E402
 from ambf_collision.model.evaluate_kernel import data_tables, model_tables  # noqa: E402
-from ambf_collision.model.jacobians import contact_jacobians  # noqa: E402
+from ambf_collision.model.contact_rows import (CONTROLLER_VALUES, GEOMETRY_VALUES,  # noqa: E402
+                                               contact_row_width)
+from ambf_collision.model.jacobians import write_contact_rows  # noqa: E402
 
 
 @njit(cache=False)
 def _jacobians_only(model, data, n, repeats):
-    """``repeats`` calls of the evaluate kernel's Jacobian part for the first ``n`` contacts."""
+    """``repeats`` calls of the evaluate kernel's contact rows for the first ``n`` contacts."""
     K, link, C, H, pair_bodies, _environment = model_tables(model)
-    D, velocity, W, R, contact_index, contacts, jacobians, moved = data_tables(data)
+    D, velocity, W, R, contact_index, flat, moved = data_tables(data)
+    rows = flat.reshape((R.distance.shape[0], GEOMETRY_VALUES + velocity.shape[0] + CONTROLLER_VALUES))
     for _ in range(repeats):
-        contact_jacobians(K, D, velocity, pair_bodies, R, contact_index, n, contacts, jacobians)
+        write_contact_rows(K, D, velocity, pair_bodies, R, contact_index, n, rows)
     return n
 
 
@@ -89,27 +93,28 @@ def measure(model, report: float, poses: int, repeats: int) -> dict:
 
 
 def node_side(model, repeats: int):
-    """(monitor copies us, serializer with outputs us, without us) for 3 contacts, or None
-    without rclpy and the built messages."""
+    """(monitor guard us, serializer with outputs us, without us, contacts) for 3 contacts, or
+    None without rclpy and the built messages."""
     try:
-        from ambf_collision.monitor.controller_rows import controller_rows
+        from ambf_collision.monitor.sanitize import finite_contacts
         from ambf_collision.ros.convert import ContactArraySerializer, stamp_msg
     except ImportError:
         return None
     data = model.create_data()
     model.set_joint_positions(data, JOINT_NAMES, demo_joint_array(3.9))  # self-contact hold
     r = model.evaluate(data, report_distance=0.1, near_only=True)
-    contacts = r.contacts[:3]
-    n, J = len(contacts), len(model.joint_names)
-    copies = _per_call(lambda: controller_rows(r, n, J, True), repeats)
+    info, rows = r.contact_info[:3], r.contact_rows[:3]
+    n = len(info)
+    guard = _per_call(lambda: finite_contacts(info, rows), repeats)
     common = dict(status=0, min_distance=r.min_distance, pairs_checked=r.pairs_checked,
-                  contacts=contacts, contact_vectors=r.contact_vectors[:n])
-    with_out = SimpleNamespace(**common, contact_controller=controller_rows(r, n, J, True),
-                               joint_names=model.joint_names, velocities_given=True)
-    without = SimpleNamespace(**common, contact_controller=np.zeros((n, 7)), joint_names=[],
-                              velocities_given=False)
+                  contact_info=info)
+    with_out = SimpleNamespace(**common, contact_rows=rows, joint_names=model.joint_names,
+                               velocities_given=True)
+    bare = np.zeros((n, contact_row_width(0)))  # the geometry only: no Jacobian, zeros after
+    bare[:, :GEOMETRY_VALUES] = rows[:, :GEOMETRY_VALUES]
+    without = SimpleNamespace(**common, contact_rows=bare, joint_names=[], velocities_given=False)
     s, st = ContactArraySerializer("world"), stamp_msg(1.0)
-    return (1e6 * copies, 1e6 * _per_call(lambda: s.serialize(with_out, st), repeats),
+    return (1e6 * guard, 1e6 * _per_call(lambda: s.serialize(with_out, st), repeats),
             1e6 * _per_call(lambda: s.serialize(without, st), repeats), n)
 
 
@@ -123,15 +128,15 @@ def main(argv=None) -> int:
           f"{args.poses} poses of the demo trajectory, velocities given")
     for label, report in (("report 0.05 m (node default)", 0.05), ("every pair reported", math.inf)):
         m = measure(model, report, args.poses, args.repeats)
-        print(f"  {label:<30} evaluate {m['evaluate_us']:7.2f} us, of which Jacobians/rates/local "
-              f"points {m['jacobians_us']:6.3f} us ({m['contacts_mean']:.2f} contacts mean, "
+        print(f"  {label:<30} evaluate {m['evaluate_us']:7.2f} us, of which the contact rows "
+              f"(Jacobians, rates, local points) {m['jacobians_us']:6.3f} us ({m['contacts_mean']:.2f} contacts mean, "
               f"{m['contacts_max']} max): +{100 * m['share']:.1f} % over the evaluation without")
     ns = node_side(model, args.repeats * 5)
     if ns is None:
         print("  node side: rclpy / built messages not importable (run with the workspace sourced)")
     else:
-        copies, with_out, without, n = ns
-        print(f"  node side, {n} contacts: monitor rows {copies:.2f} us; ContactArray serializer "
+        guard, with_out, without, n = ns
+        print(f"  node side, {n} contacts: monitor NaN guard {guard:.2f} us; ContactArray serializer "
               f"{with_out:.2f} us with the outputs, {without:.2f} us without (+{with_out - without:.2f} us)")
     return 0
 

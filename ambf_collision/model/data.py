@@ -1,5 +1,5 @@
 """Per-cycle buffers of a :class:`~ambf_collision.model.model.Model` (``Data``) and what one
-evaluation returns (``EvaluationResult``, ``ModelContact``).
+evaluation returns (``EvaluationResult``; its contacts: ``contact_rows.py``).
 
 Every buffer an evaluation writes lives in a ``Data``, so two ``Data`` of one ``Model`` never
 interfere. Frames and units: metres, radians, world frame unless a name says otherwise;
@@ -8,9 +8,6 @@ interfere. Frames and units: metres, radians, world frame unless a name says oth
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
-
 import numpy as np
 
 from ambf_collision.geometry.pairs import PAIR_RESULT_DTYPE
@@ -18,42 +15,13 @@ from ambf_collision.geometry.tolerances import LOOP_OPEN_ANGLE, LOOP_OPEN_POSITI
 from ambf_collision.geometry.transforms import matrix_to_quat
 from ambf_collision.geometry.world_shapes import WorldShapes
 from ambf_collision.model.evaluate_kernel import DATA_TABLES
-from ambf_collision.model.jacobians import CONTACT_DTYPE
+from ambf_collision.model.contact_rows import (GEOMETRY_VALUES, ModelContact, contact_row_width,
+                                                model_contacts)
 from ambf_collision.model.kinematics import KinematicsState
 from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
 from ambf_collision.model.table_buffer import pack
 
 __all__ = ["Data", "EvaluationResult", "ModelContact"]
-
-
-@dataclass
-class ModelContact:
-    """One reported pair (the ``Contact`` fields plus who): world frame, metres."""
-
-    body_1: str
-    body_2: str
-    shape_1: int
-    shape_2: int
-    distance: float
-    point_1: np.ndarray
-    point_2: np.ndarray
-    position: np.ndarray
-    normal: np.ndarray
-    jacobian: Optional[np.ndarray] = None  # (J,) m/rad or m/m, Model.joint_names order
-    distance_rate: float = 0.0  # m/s: jacobian . joint velocities (0 when none were set)
-    point_1_local: Optional[np.ndarray] = None  # (3,) m: point_1 in body_1's frame
-    point_2_local: Optional[np.ndarray] = None  # (3,) m: point_2 in body_2's frame
-
-    def to_json(self) -> dict:
-        return {
-            "body_1": self.body_1, "body_2": self.body_2,
-            "shape_1": self.shape_1, "shape_2": self.shape_2,
-            "distance": float(self.distance),
-            "point_1": [float(x) for x in self.point_1],
-            "point_2": [float(x) for x in self.point_2],
-            "position": [float(x) for x in self.position],
-            "normal": [float(x) for x in self.normal],
-        }
 
 
 class Data:
@@ -75,10 +43,10 @@ class Data:
     ``evaluate(near_only=True)`` kept only a lower bound (an exact row whose two shapes did not
     move is kept by the next evaluation, bit for bit what recomputing it gives; setting
     ``exact`` False makes it computed again); ``shape_moved (N,)``: 1 for the shapes the last
-    evaluation moved; ``contact_index (P,)``: its first
-    entries are the last evaluation's contacts; per contact r (closest first): ``jacobians
-    (P,J)`` row r, the distance Jacobian (m/rad or m/m, ``jacobians.py``), ``contacts`` row r
-    (``distance_rate`` m/s, ``point_1_local``, ``point_2_local`` m, body frames).
+    evaluation moved; ``contact_index (P,)``: its first entries are the last evaluation's
+    contacts; ``contact_rows (P, 20 + J)``: row r holds contact r's values in message order
+    (closest first; distance, world vectors, distance Jacobian, rate, body-frame witnesses:
+    ``contact_rows.py``).
     ``velocity_given``: True once :meth:`Model.set_joint_velocities` was called.
     """
 
@@ -92,9 +60,9 @@ class Data:
         self.buffer, views = pack([
             np.zeros(J, JOINT_STATE_DTYPE), files, np.zeros(len(model.body_names), POSE_DTYPE),
             np.zeros((K, 2)), model.link_shapes.local.table, np.zeros(P, PAIR_RESULT_DTYPE),
-            np.zeros(P, np.int64), np.zeros(P, CONTACT_DTYPE), np.zeros(P * J), np.ones(N, np.int64)])
+            np.zeros(P, np.int64), np.zeros(P * contact_row_width(J)), np.ones(N, np.int64)])
         self.tables = dict(zip(DATA_TABLES, views))
-        joints, files, bodies, residuals, world, results, contact_index, contacts, jac, moved = views
+        joints, files, bodies, residuals, world, results, contact_index, rows, moved = views
         self.kinematics = k = KinematicsState(joints, files, bodies, residuals)
         self.q, self.velocity, self.file_R, self.file_t = k.q, k.velocity, k.file_R, k.file_t
         self.body_R, self.body_t, self.joint_R, self.joint_t = k.body_R, k.body_t, k.joint_R, k.joint_t
@@ -107,7 +75,7 @@ class Data:
         self.normal, self.position = results["normal"], results["position"]
         self.distance[...] = np.inf
         self.contact_index = contact_index
-        self.contacts, self.jacobians = contacts, jac.reshape(P, J)
+        self.contact_rows = rows.reshape(P, contact_row_width(J))
         self.shape_moved = moved
         self.velocity_given = False  # set_joint_velocities was called
         self.name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
@@ -115,18 +83,22 @@ class Data:
 
 class EvaluationResult:
     """Result of :meth:`Model.evaluate` (views of the ``Data`` buffers, valid until the next
-    ``evaluate`` with the same ``Data``).
+    ``evaluate`` with the same ``Data``, except the contacts' rows, copied once).
 
     ``min_distance`` (m, +inf when no pair is checked), ``closest`` (pair index or -1),
     ``pairs_checked``, ``distances (P,)``, ``contact_index`` (pair indices with distance below
-    the report distance, closest first), ``contacts`` (list of :class:`ModelContact`, same
-    order), ``body_R (B,3,3)``, ``body_t (B,3)``, ``world`` (all shapes in world, the
-    Data's ``WorldShapes``), ``closure_residuals (K,2)`` position (m) and angle (rad) mismatch
-    of each closure joint (``model.closure_joint_names``). Per contact (same order):
-    ``jacobians (n,J)`` distance Jacobians (m/rad or m/m, columns ``model.joint_names``; coupled
-    joints folded into their source, ``jacobians.py``), ``distance_rates (n,)`` m/s (J q_dot;
-    0 when no velocities were set: ``rates_valid`` False), ``point_1_local``, ``point_2_local``
-    (n,3) the witnesses in their bodies' frames (m).
+    the report distance, closest first), ``body_R (B,3,3)``, ``body_t (B,3)``, ``world`` (all
+    shapes in world, the Data's ``WorldShapes``), ``closure_residuals (K,2)`` position (m) and
+    angle (rad) mismatch of each closure joint (``model.closure_joint_names``).
+
+    The reported contacts (same order): ``contact_rows (n, 20 + J)`` their values in message
+    order (``contact_rows.py``), ``contact_info`` their ``(body_1, body_2, shape_1, shape_2)``,
+    ``contacts`` the same as :class:`ModelContact` records; views of the rows:
+    ``contact_vectors (n,4,3)`` point_1, point_2, position, normal (m, world), ``jacobians
+    (n,J)`` distance Jacobians (m/rad or m/m, columns ``model.joint_names``; coupled joints
+    folded into their source, ``jacobians.py``), ``distance_rates (n,)`` m/s (J q_dot; 0 when
+    no velocities were set: ``rates_valid`` False), ``point_1_local``, ``point_2_local`` (n,3)
+    the witnesses in their bodies' frames (m).
     """
 
     def __init__(self, model, data: Data, n_contacts: int, closest: int,
@@ -140,51 +112,50 @@ class EvaluationResult:
         self.contact_index = data.contact_index[:n_contacts]
         self.rates_valid = data.velocity_given
         self.closest, self.min_distance = closest, min_distance
+        self._rows = None
         self._contacts = None
-        self._vectors = None
-
-    # views made on demand (each costs about as much as the rest of this object)
-    @property
-    def jacobians(self) -> np.ndarray:
-        return self._data.jacobians[:len(self.contact_index)]
 
     @property
-    def distance_rates(self) -> np.ndarray:
-        return self._data.contacts["distance_rate"][:len(self.contact_index)]
+    def contact_rows(self) -> np.ndarray:
+        """``(n, 20 + J)``: copied from the Data once per result (it stays when the Data's next
+        evaluation overwrites its rows)."""
+        if self._rows is None:
+            self._rows = self._data.contact_rows[:len(self.contact_index)].copy()
+        return self._rows
 
     @property
-    def point_1_local(self) -> np.ndarray:
-        return self._data.contacts["point_1_local"][:len(self.contact_index)]
-
-    @property
-    def point_2_local(self) -> np.ndarray:
-        return self._data.contacts["point_2_local"][:len(self.contact_index)]
-
-    @property
-    def contact_vectors(self) -> np.ndarray:
-        """``(n,4,3)``: point_1, point_2, position, normal of the reported contacts (m, world),
-        closest first; made once per result (the contacts hold views of its rows)."""
-        if self._vectors is None:
-            rows = self._data.results[self.contact_index]
-            self._vectors = np.stack([rows["point_1"], rows["point_2"], rows["position"],
-                                      rows["normal"]], axis=1)
-        return self._vectors
+    def contact_info(self) -> list:
+        """``[(body_1, body_2, shape_1, shape_2)]`` per contact (``Model.pair_contact_info``)."""
+        who = self._model.pair_contact_info
+        return [who[k] for k in self.contact_index.tolist()]
 
     @property
     def contacts(self) -> list:
         if self._contacts is None:
-            idx = self.contact_index
-            vec = self.contact_vectors  # each contact holds views of its own rows
-            who = self._model.pair_contact_info
-            out = []
-            jac, rates = self.jacobians, self.distance_rates.tolist()
-            local_1, local_2 = self.point_1_local, self.point_2_local
-            for r, (k, dist) in enumerate(zip(idx.tolist(), self._data.distance[idx].tolist())):
-                v = vec[r]
-                out.append(ModelContact(*who[k], dist, v[0], v[1], v[2], v[3], jac[r], rates[r],
-                                        local_1[r], local_2[r]))
-            self._contacts = out
+            self._contacts = model_contacts(self.contact_info, self.contact_rows)
         return self._contacts
+
+    @property
+    def contact_vectors(self) -> np.ndarray:
+        return self.contact_rows[:, 1:GEOMETRY_VALUES].reshape(-1, 4, 3)
+
+    @property
+    def jacobians(self) -> np.ndarray:
+        return self.contact_rows[:, GEOMETRY_VALUES:GEOMETRY_VALUES + len(self._model.joint_names)]
+
+    @property
+    def distance_rates(self) -> np.ndarray:
+        return self.contact_rows[:, GEOMETRY_VALUES + len(self._model.joint_names)]
+
+    @property
+    def point_1_local(self) -> np.ndarray:
+        c = GEOMETRY_VALUES + len(self._model.joint_names) + 1
+        return self.contact_rows[:, c:c + 3]
+
+    @property
+    def point_2_local(self) -> np.ndarray:
+        c = GEOMETRY_VALUES + len(self._model.joint_names) + 4
+        return self.contact_rows[:, c:c + 3]
 
     def open_loops(self) -> list:
         """``[(closure joint name, position m, angle rad)]`` of the loops the joint state does not

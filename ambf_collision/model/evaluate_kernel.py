@@ -14,9 +14,8 @@ dtypes); the nine hull arrays (:class:`~ambf_collision.geometry.hulls.Hulls` ord
 Data buffer: ``joints`` (``JOINT_STATE_DTYPE``), ``files`` and ``bodies`` (``POSE_DTYPE``),
 ``closure_residuals (K,2)``, ``world`` (the shapes in world, ``SHAPE_DTYPE``), ``results``
 (:data:`~ambf_collision.geometry.pairs.PAIR_RESULT_DTYPE`), ``contact_index (P,)``;
-``contacts`` (:data:`~ambf_collision.model.jacobians.CONTACT_DTYPE`, row r = the r-th contact)
-and ``jacobians (P*J,)`` (row r of ``(P, J)``: the r-th contact's distance Jacobian,
-``jacobians.py``); ``shape_moved (N,)`` (1 where shape k moved in the last evaluation:
+``contact_rows (P*(20+J),)`` (row r of ``(P, 20 + J)``: the r-th contact's values in
+message order, ``contact_rows.py``, written by ``jacobians.py``); ``shape_moved (N,)`` (1 where shape k moved in the last evaluation:
 ``to_world``; the pairs of two unmoved shapes keep their exact results, ``evaluate_pairs``).
 """
 
@@ -31,7 +30,8 @@ from ambf_collision.geometry.pairs import (BOUND_DTYPE, PAIR_DTYPE, PAIR_RESULT_
                                            contact_order, evaluate_pairs, pair_constants,
                                            pair_results)
 from ambf_collision.geometry.world_shapes import SHAPE_DTYPE, Link, to_world, world_of
-from ambf_collision.model.jacobians import CONTACT_DTYPE, contact_jacobians, contact_rows
+from ambf_collision.model.contact_rows import CONTROLLER_VALUES, GEOMETRY_VALUES
+from ambf_collision.model.jacobians import write_contact_rows
 from ambf_collision.model.kinematics_kernels import (BODY_DTYPE, COUPLING_DTYPE, JOINT_DTYPE,
                                                      JOINT_STATE_DTYPE, POSE_DTYPE,
                                                      forward_kinematics, kinematics_buffers,
@@ -45,7 +45,7 @@ MODEL_TABLES = ("joints", "bodies", "couplings", "closure_joints", "shapes", "sh
                 "bounds", "pairs") + Hulls._fields + ("pair_bodies", "pair_environment")
 """The Model buffer's tables, in order."""
 DATA_TABLES = ("joints", "files", "bodies", "closure_residuals", "world", "results",
-               "contact_index", "contacts", "jacobians", "shape_moved")
+               "contact_index", "contact_rows", "shape_moved")
 """The Data buffer's tables, in order."""
 
 
@@ -67,9 +67,9 @@ def model_tables(model):
 
 @njit(cache=True, inline="always")
 def data_tables(data):
-    """``(D, velocity, W, R, contact_index, contacts, jacobians, moved)``: the kinematics
-    buffers, the joint velocities, the world shapes, the pair results, the contact index, the
-    contacts' table and Jacobians, and which shapes moved, of a Data buffer."""
+    """``(D, velocity, W, R, contact_index, contact_rows, moved)``: the kinematics buffers, the
+    joint velocities, the world shapes, the pair results, the contact index, the contacts' rows
+    (flat: ``P * contact_row_width(J)`` values) and which shapes moved, of a Data buffer."""
     h, f = words_of(data)
     joints = records(data, h, 0, JOINT_STATE_DTYPE)
     D = kinematics_buffers(joints, records(data, h, 1, POSE_DTYPE),
@@ -77,8 +77,7 @@ def data_tables(data):
     W = world_of(records(data, h, 4, SHAPE_DTYPE))
     return (D, joints.velocity, W,
             pair_results(records(data, h, 5, PAIR_RESULT_DTYPE)), int_vector(h, 6),
-            contact_rows(records(data, h, 7, CONTACT_DTYPE)), float_vector(f, h, 8),
-            int_vector(h, 9))
+            float_vector(f, h, 7), int_vector(h, 8))
 
 
 @njit(cache=True)
@@ -87,11 +86,11 @@ def evaluate_model(model, data, near, report_distance, environment_report_distan
     to world, every pair (``near`` m: +inf every pair exact, else the pairs a bound cannot put
     beyond it, ``geometry/pairs.py``), the self pairs below ``report_distance`` and the
     robot-environment pairs below ``environment_report_distance`` (m), closest first, into
-    ``contact_index``, and per contact its distance Jacobian, distance rate and witnesses
-    in body frames (``jacobians.py``). Returns ``(number of contacts, closest pair, its
-    distance)`` (``-1, +inf`` without pairs)."""
+    ``contact_index``, and per contact its row of message values (distance, world vectors,
+    distance Jacobian, distance rate, witnesses in body frames: ``contact_rows.py``). Returns
+    ``(number of contacts, closest pair, its distance)`` (``-1, +inf`` without pairs)."""
     K, link, C, H, pair_bodies, pair_environment = model_tables(model)
-    D, velocity, W, R, contact_index, contacts, jacobians, moved = data_tables(data)
+    D, velocity, W, R, contact_index, rows, moved = data_tables(data)
     forward_kinematics(K, D)
     to_world(link, D.body_R, D.body_t, W, moved)
     evaluate_pairs(W, H, C, near, R, moved)
@@ -101,5 +100,7 @@ def evaluate_model(model, data, near, report_distance, environment_report_distan
             closest, lowest = p, R.distance[p]
     n = contact_order(R.distance, report_distance, environment_report_distance, pair_environment,
                       contact_index)
-    contact_jacobians(K, D, velocity, pair_bodies, R, contact_index, n, contacts, jacobians)
+    width = GEOMETRY_VALUES + K.joint_motion.shape[0] + CONTROLLER_VALUES
+    write_contact_rows(K, D, velocity, pair_bodies, R, contact_index, n,
+                       rows.reshape((rows.shape[0] // width, width)))
     return n, closest, lowest

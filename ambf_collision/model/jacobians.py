@@ -28,35 +28,12 @@ moves the witnesses along ``n``, which does not change the row.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
-import numpy as np
 from numba import njit
 
+from ambf_collision.model.contact_rows import GEOMETRY_VALUES
 from ambf_collision.model.kinematics_kernels import MOTION_PRISMATIC, MOTION_REVOLUTE
 
-__all__ = ["CONTACT_DTYPE", "ContactRows", "contact_rows", "contact_jacobians"]
-
-CONTACT_DTYPE = np.dtype([
-    ("distance_rate", np.float64),        # m/s: J q_dot of the contact (0 without velocities)
-    ("point_1_local", np.float64, (3,)),  # m: witness on shape 1 in its body's frame
-    ("point_2_local", np.float64, (3,)),  # m: witness on shape 2 in its body's frame
-], align=True)
-"""Per reported contact (row r = the r-th contact, closest first; per cycle, Data)."""
-
-
-class ContactRows(NamedTuple):
-    """The fields of a :data:`CONTACT_DTYPE` table, as compiled code writes them."""
-
-    distance_rate: np.ndarray
-    point_1_local: np.ndarray
-    point_2_local: np.ndarray
-
-
-@njit(cache=True, inline="always")
-def contact_rows(table):
-    """:class:`ContactRows` of a :data:`CONTACT_DTYPE` table."""
-    return ContactRows(table.distance_rate, table.point_1_local, table.point_2_local)
+__all__ = ["write_contact_rows"]
 
 
 @njit(cache=True, inline="always")
@@ -80,39 +57,45 @@ def _add_point_row(K, D, b, x0, x1, x2, n0, n1, n2, scale, row):
 
 
 @njit(cache=True, inline="always")
-def _body_local(D, b, x0, x1, x2, out, r):
-    """``out[r] = R_b^T (x - t_b)``: world point ``x`` in body ``b``'s frame (m)."""
+def _body_local(D, b, x0, x1, x2, row, c):
+    """``row[c:c + 3] = R_b^T (x - t_b)``: world point ``x`` in body ``b``'s frame (m)."""
     R, t = D.body_R, D.body_t
     y0, y1, y2 = x0 - t[b, 0], x1 - t[b, 1], x2 - t[b, 2]
     for i in range(3):
-        out[r, i] = R[b, 0, i] * y0 + R[b, 1, i] * y1 + R[b, 2, i] * y2
+        row[c + i] = R[b, 0, i] * y0 + R[b, 1, i] * y1 + R[b, 2, i] * y2
 
 
 @njit(cache=True, inline="always")
-def contact_jacobians(K, D, velocity, pair_body, R, contact_index, n_contacts, C, jacobian):
-    """For the first ``n_contacts`` pairs of ``contact_index``, row ``r``: the distance
-    Jacobian into ``jacobian[r*J:(r+1)*J]`` (module docstring), ``C.distance_rate[r] = J
-    velocity`` (m/s), the witnesses in their bodies' frames ``C.point_1_local[r]``,
-    ``C.point_2_local[r]`` (m). ``pair_body (2P,)``: the two bodies of pair ``p`` at ``2p``,
+def write_contact_rows(K, D, velocity, pair_body, R, contact_index, n_contacts, rows):
+    """For the first ``n_contacts`` pairs of ``contact_index``, row ``r`` of ``rows (P, 20 +
+    J)`` in the layout of ``contact_rows.py``: the pair's distance and world vectors, its
+    distance Jacobian (module docstring), distance rate ``J velocity`` (m/s) and the witnesses
+    in their bodies' frames (m). ``pair_body (2P,)``: the two bodies of pair ``p`` at ``2p``,
     ``2p + 1``; ``R``: the pair results (world)."""
     J = K.joint_motion.shape[0]
     joint, source, multiplier = K.coupling_joint, K.coupling_source, K.coupling_multiplier
+    rate_at = GEOMETRY_VALUES + J
     for r in range(n_contacts):
         p = contact_index[r]
-        row = jacobian[r * J:(r + 1) * J]
+        out = rows[r]
+        out[0] = R.distance[p]
+        for i in range(3):
+            out[1 + i], out[4 + i] = R.point_1[p, i], R.point_2[p, i]
+            out[7 + i], out[10 + i] = R.position[p, i], R.normal[p, i]
+        row = out[GEOMETRY_VALUES:rate_at]
         row[:] = 0.0
         n0, n1, n2 = R.normal[p, 0], R.normal[p, 1], R.normal[p, 2]
         b1, b2 = pair_body[2 * p], pair_body[2 * p + 1]
         x0, x1, x2 = R.point_1[p, 0], R.point_1[p, 1], R.point_1[p, 2]
         _add_point_row(K, D, b1, x0, x1, x2, n0, n1, n2, -1.0, row)
-        _body_local(D, b1, x0, x1, x2, C.point_1_local, r)
+        _body_local(D, b1, x0, x1, x2, out, rate_at + 1)
         x0, x1, x2 = R.point_2[p, 0], R.point_2[p, 1], R.point_2[p, 2]
         _add_point_row(K, D, b2, x0, x1, x2, n0, n1, n2, 1.0, row)
-        _body_local(D, b2, x0, x1, x2, C.point_2_local, r)
+        _body_local(D, b2, x0, x1, x2, out, rate_at + 4)
         for c in range(joint.shape[0] - 1, -1, -1):   # last first: chains fold into their root
             row[source[c]] += multiplier[c] * row[joint[c]]
             row[joint[c]] = 0.0
         rate = 0.0
         for k in range(J):
             rate += row[k] * velocity[k]
-        C.distance_rate[r] = rate
+        out[rate_at] = rate

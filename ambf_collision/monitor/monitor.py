@@ -34,6 +34,7 @@ import time
 from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -41,7 +42,7 @@ from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABL
                                            STATUS_NAMES, STATUS_NO_JOINT_STATE, STATUS_OK,
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE,
                                            MonitorConfig)
-from ambf_collision.monitor.controller_rows import controller_rows
+from ambf_collision.model.contact_rows import contact_row_width, model_contacts
 from ambf_collision.monitor.joint_states import JointStateMerger, joint_name_table
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
                                              sanitize_probes)
@@ -61,7 +62,12 @@ class MonitorOutput:
     reason: str  # human-readable explanation of the status ("" when OK with nothing to say)
     min_distance: float  # +inf when nothing was checked
     pairs_checked: int
-    contacts: list  # the model's contact records, closest first, all finite
+    # the reported contacts, closest first, all finite: who (body_1, body_2, shape_1, shape_2)
+    # and their (n, 20 + J) rows of values in message order (model/contact_rows.py: distance,
+    # world vectors, distance Jacobian, distance rate (0 unless velocities_given), body-frame
+    # witnesses); ``contacts`` gives them as records
+    contact_info: list = field(default_factory=list)
+    contact_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, contact_row_width(0))))
     probes: object = None  # probe result (or None when there are no probes / no evaluation)
     compute_time: float = 0.0  # s: evaluate, contact checks and probes (not on_contacts)
     evaluated: bool = False
@@ -70,15 +76,15 @@ class MonitorOutput:
     evaluation_rate: float = 0.0  # evaluations per second over the recent window
     dropped_contacts: int = 0  # non-finite contacts removed from this output
     result: object = None  # the model's EvaluationResult (for markers / pictures), or None
-    contact_vectors: object = None  # (len(contacts), 4, 3) point_1, point_2, position, normal
-    # controller outputs (issue 13): (len(contacts), J + 7), one row per contact in message
-    # order: its distance Jacobian (J values, m/rad or m/m, columns joint_names), distance rate
-    # (m/s; 0 unless velocities_given), point_1_local, point_2_local (m, body frames)
-    contact_controller: object = None
     joint_names: list = field(default_factory=list)  # the model's (qualified) joint names
     velocities_given: bool = False  # every needed joint had a finite velocity (then rates = J q_dot)
     unreceived: list = field(default_factory=list)  # joints neither received nor coupled
     warnings: list = field(default_factory=list)  # throttled warnings to log now
+
+    @cached_property
+    def contacts(self) -> list:
+        """The contacts as ``model.ModelContact`` records (made on first use)."""
+        return model_contacts(self.contact_info, self.contact_rows)
 
 
 def joint_roles(model) -> tuple:
@@ -144,8 +150,8 @@ class CollisionMonitor:
         self.limiter = RateLimiter(self.config.max_rate)
         self.throttle = WarningThrottle(self.config.warning_period)
         self.probes = probes
-        self._no_extras = controller_rows(None, 0, len(names), False)  # no contact (read-only)
-        self._no_extras.flags.writeable = False
+        self._no_rows = np.zeros((0, contact_row_width(len(names))))  # no contact (read-only)
+        self._no_rows.flags.writeable = False
         self.self_report_distance = self.environment_report_distance = -1.0
         self.enabled = True
         self.last_output_time = -math.inf
@@ -314,7 +320,7 @@ class CollisionMonitor:
         status, reason, do_eval = self.status(now, tf_ok)
         stamp = m.stamp if m.good_count else float(now)
         out = MonitorOutput(stamp=stamp, status=status, reason=reason, min_distance=math.inf,
-                            pairs_checked=0, contacts=[], time=float(now),
+                            pairs_checked=0, contact_rows=self._no_rows, time=float(now),
                             joint_state_age=m.age(now), unreceived=self.unreceived(),
                             joint_names=self.joint_names)
         if do_eval:
@@ -354,14 +360,9 @@ class CollisionMonitor:
         out.result = result
         self.evaluations += 1
         self._eval_times.append(float(now))   # trimmed to the window by _recent_rate
-        # the model's result says when there is no contact (the usual cycle): no records built
-        index = getattr(result, "contact_index", None)
-        contacts = [] if index is not None and len(index) == 0 else list(result.contacts)
-        vectors = getattr(result, "contact_vectors", None) if contacts else None
-        extras = (controller_rows(result, len(contacts), len(self.joint_names), given)
-                  if contacts else self._no_extras)
-        (out.contacts, out.contact_vectors, out.dropped_contacts,
-         (out.contact_controller,)) = finite_contacts(contacts, vectors, (extras,))
+        if len(result.contact_index):  # (the usual cycle has none)
+            out.contact_info, out.contact_rows, out.dropped_contacts = finite_contacts(
+                result.contact_info, result.contact_rows)
         if out.dropped_contacts:
             self._warn("nan:contacts",
                        f"dropped {out.dropped_contacts} contact(s) with non-finite values", now)

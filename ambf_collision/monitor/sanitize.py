@@ -1,9 +1,9 @@
 """Nothing the monitor publishes is NaN (no ROS).
 
 The compiled core returns finite values; these guards make sure that a fault there never reaches
-a controller as NaN: a contact with a non-finite value (distance, points, normal, and the controller outputs: its
-Jacobian, distance rate, body-frame points) is dropped, a non-finite minimum distance
-is recomputed from the finite pair distances, a probe with a non-finite value is reported out of
+a controller as NaN: a contact with a non-finite value in its row (distance, points, normal,
+and the controller outputs: its Jacobian, distance rate, body-frame points) is dropped, a
+non-finite minimum distance is recomputed from the finite pair distances, a probe with a non-finite value is reported out of
 contact with zeros. The caller counts and logs what was changed.
 """
 
@@ -13,65 +13,23 @@ import math
 
 import numpy as np
 
-__all__ = ["CONTACT_VECTORS", "PROBE_FIELDS", "finite_contacts", "finite_min_distance",
-           "sanitize_probes"]
+__all__ = ["PROBE_FIELDS", "finite_contacts", "finite_min_distance", "sanitize_probes"]
 
-CONTACT_VECTORS = ("point_1", "point_2", "position", "normal")
 PROBE_FIELDS = ("depth", "area", "force", "force_body", "contact_normal", "position", "normal")
 PATCH_FIELDS = ("patch_force", "patch_area", "patch_force_body", "patch_torque_body")
 
 
-def _contact_vectors(contacts):
-    """``(n, 4, 3)`` point_1, point_2, position, normal of ``contacts``, or None when one of
-    them is not a 3-vector of numbers."""
-    try:
-        return np.array([[getattr(c, k) for k in CONTACT_VECTORS] for c in contacts],
-                        dtype=float).reshape(len(contacts), 4, 3)
-    except (TypeError, ValueError):
-        return None
-
-
-def finite_contacts(contacts: list, vectors=None, extras=None):
-    """The contacts whose distance and vectors are all finite.
-
-    ``vectors``: their ``(n, 4, 3)`` point_1, point_2, position, normal when the caller has them
-    in one array (the model's ``contact_vectors``), else gathered here. Returns ``(kept contacts,
-    their (k, 4, 3) vectors, number dropped)``; the order is kept (closest first).
-
-    ``extras``: a tuple of arrays with one row per contact (the controller outputs: Jacobians,
-    rates, body-frame points); a contact with a non-finite value there is dropped too, and the
-    kept rows are returned as a fourth value (a tuple in the same order).
-    """
-    extras = None if extras is None else tuple(np.asarray(a, dtype=float) for a in extras)
-    kept, vectors, keep = _finite_contacts(contacts, vectors, extras)
-    dropped = len(contacts) - len(kept)
-    if extras is None:
-        return kept, vectors, dropped
-    return kept, vectors, dropped, extras if keep is None else tuple(a[keep] for a in extras)
-
-
-def _finite_contacts(contacts, vectors, extras):
-    """``(kept contacts, their vectors, keep mask or None when all are kept)``."""
-    if not contacts:
-        return [], None, None
-    if vectors is None:
-        vectors = _contact_vectors(contacts)
-    distances = np.array([_number(c.distance) for c in contacts])
-    keep = np.isfinite(distances)
-    if vectors is None:  # malformed vectors: checked one contact at a time
-        keep &= [_finite_vectors(c) for c in contacts]
-    else:
-        keep &= np.isfinite(vectors).all(axis=(1, 2))
-    for a in extras or ():
-        keep &= np.isfinite(a.reshape(len(contacts), -1)).all(axis=1)
-    if keep.all():
-        return contacts, vectors, None
-    kept = [c for c, k in zip(contacts, keep) if k]
-    if vectors is None:
-        vectors = _contact_vectors(kept)
-    else:
-        vectors = vectors[keep]
-    return kept, vectors, keep
+def finite_contacts(info: list, rows: np.ndarray) -> tuple:
+    """``(info, rows, number dropped)`` of the contacts whose row is all finite: ``info`` their
+    ``(body_1, body_2, shape_1, shape_2)``, ``rows (n, 20 + J)`` their values (distance, world
+    vectors, Jacobian, rate, body-frame points: ``model/contact_rows.py``); the order is kept
+    (closest first). The usual cycle, all finite, costs one sum: a finite sum has finite terms
+    (a sum that overflows only sends finite rows the long way)."""
+    if not len(info) or math.isfinite(np.add.reduce(rows, axis=None)):
+        return info, rows, 0
+    keep = np.isfinite(rows).all(axis=1)
+    kept = [who for who, k in zip(info, keep.tolist()) if k]
+    return kept, rows[keep], len(info) - len(kept)
 
 
 def _number(x) -> float:
@@ -79,14 +37,6 @@ def _number(x) -> float:
         return float(x)
     except (TypeError, ValueError):
         return math.nan
-
-
-def _finite_vectors(c) -> bool:
-    try:
-        return all(np.isfinite(np.asarray(getattr(c, k), dtype=float)).all() and
-                   np.size(getattr(c, k)) == 3 for k in CONTACT_VECTORS)
-    except (TypeError, ValueError):
-        return False
 
 
 def finite_min_distance(min_distance, distances) -> tuple:

@@ -42,8 +42,7 @@ class EmptyModel:
 
     def evaluate(self, data, root_poses=None, report_distance=0.05, near_only=False):
         return SimpleNamespace(min_distance=math.inf, closest=-1, pairs_checked=0,
-                               distances=np.zeros(0), contact_index=np.zeros(0, np.int64),
-                               contacts=[])
+                               distances=np.zeros(0), contact_index=np.zeros(0, np.int64))
 
 
 @dataclass

@@ -3,7 +3,7 @@
 - :func:`stamp_msg`: seconds (float) -> ``builtin_interfaces/Time``; :class:`Stamp`: (sec, nanosec)
   for the serializers.
 - :class:`ContactArrayWriter`: fills one reused ``ContactArray`` from a ``MonitorOutput``
-  (contacts built through constructor keyword arguments from ``tolist()`` values).
+  (contacts built through the generated constructors from each contact row's values).
 - :class:`ProbeArrayWriter`: one ``ProbeArray`` whose ``ProbeState`` objects are created once per
   probe set (names and bodies fixed) and whose numbers are refreshed per cycle from the probe
   result arrays (``tolist()`` once per array, never per element through NumPy scalars).
@@ -19,41 +19,29 @@ frames; ``ProbeArray.patches`` one ``PatchState`` per probe patch. The writers a
 serializers write the same values.
 
 Everything is in the world frame (``frame_id``), metres, newtons, square metres. Messages never
-carry NaN: the monitor sanitises its output, and the writers map any remaining non-finite value to
-0 (``distance`` may be +inf: "beyond range" / "nothing checked").
+carry NaN: the monitor keeps only contacts whose row is finite (``monitor/sanitize.py``); the
+probe writers map any remaining non-finite value to 0, and ``min_distance`` is +inf when it is
+not a number ("beyond range" / "nothing checked").
 """
 
 from __future__ import annotations
 
 import math
 import struct
-from array import array
 from typing import NamedTuple
 
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Vector3
 
-from ambf_collision.monitor.controller_rows import CONTROLLER_VALUES
-from ambf_collision.msg import Contact, ContactArray, ProbeState
-from ambf_collision.ros.cdr import U32, align, cdr_string, finite_rows, message_distance
+from ambf_collision.model.contact_rows import CONTROLLER_VALUES, GEOMETRY_VALUES, contact_row
+from ambf_collision.msg import Contact, ContactArray
+from ambf_collision.ros.cdr import U32, align, cdr_string, message_distance
 from ambf_collision.ros.convert_probes import (ProbeArraySerializer, ProbeArrayWriter,  # noqa: F401
                                               patch_values)
 
 __all__ = ["stamp_msg", "ContactArrayWriter", "ContactArraySerializer", "ProbeArrayWriter",
            "ProbeArraySerializer"]
-
-_SLOTS = all(f"_{k}" in ProbeState.__slots__ for k in
-             ("in_contact", "depth", "area", "distance", "touching_body")) and all(
-    f"_{k}" in Vector3.__slots__ and f"_{k}" in Point.__slots__ for k in "xyz")
-"""True when the generated message classes store fields in '_<name>' slots (all rosidl
-versions so far); then :class:`ProbeArrayWriter` writes the slots directly."""
-
-_CONTACT_SLOTS = _SLOTS and all(f"_{k}" in Contact.__slots__ for k in (
-    "body_1", "body_2", "shape_1", "shape_2", "distance", "jacobian", "distance_rate")) and \
-    "_contacts" in ContactArray.__slots__
-"""The same for ``Contact`` / ``ContactArray`` (:class:`ContactArrayWriter`)."""
-
 
 class Stamp(NamedTuple):
     """A header stamp as the serializers read it (``sec``, ``nanosec``): the node hands them the
@@ -73,60 +61,23 @@ def stamp_msg(seconds: float) -> Time:
     return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
-
-
-
-
-
-
-def controller_rows(out, contacts):
-    """Per contact one float64 row in message order: the Jacobian (J values), then
-    ``distance_rate`` (m/s), ``point_1_local``, ``point_2_local`` (m, body frames); non-finite
-    values are 0. The monitor's ``contact_controller (n, J + 7)`` array when ``out`` has it
-    (returned as one array), else a list of rows from each contact's ``jacobian``,
-    ``distance_rate``, ``point_1_local``, ``point_2_local`` (absent: empty Jacobian, zeros)."""
-    n = len(contacts)
-    rows = getattr(out, "contact_controller", None)
-    if (isinstance(rows, np.ndarray) and rows.ndim == 2 and rows.shape[0] == n
-            and rows.shape[1] >= CONTROLLER_VALUES):
-        if not np.isfinite(rows).all():
-            rows = np.where(np.isfinite(rows), rows, 0.0)
-        return np.ascontiguousarray(rows, dtype=float)
-    out_rows = []
-    for c in contacts:
-        j = getattr(c, "jacobian", None)
-        p1, p2 = getattr(c, "point_1_local", None), getattr(c, "point_2_local", None)
-        row = np.concatenate((np.zeros(0) if j is None else np.asarray(j, float).ravel(),
-                              [float(getattr(c, "distance_rate", 0.0) or 0.0)],
-                              np.zeros(3) if p1 is None else np.asarray(p1, float).ravel(),
-                              np.zeros(3) if p2 is None else np.asarray(p2, float).ravel()))
-        row[~np.isfinite(row)] = 0.0
-        out_rows.append(row)
-    return out_rows
-
-
 def _joint_names(out) -> list:
     return [str(n) for n in getattr(out, "joint_names", None) or ()]
 
 
 class ContactArrayWriter:
-    """One reused ``ContactArray``; :meth:`fill` writes a cycle's output into it.
-
-    The ``Contact`` messages (with their nested points) are created once and reused: a cycle
-    writes their slots from one array of all contacts' vectors (sanitised and converted to
-    Python floats at once), the same values :func:`contact_msg` gives, without the per-field
-    checks of the generated constructors and setters. Contacts of a previous ``fill`` are
-    overwritten (as the array itself is)."""
+    """One reused ``ContactArray``; :meth:`fill` writes a cycle's output into it (the
+    messages the node publishes when :class:`ContactArraySerializer` does not match this rmw's
+    serialization, and the reference the serializer is checked against)."""
 
     def __init__(self, world_frame: str):
         self.msg = ContactArray()
         self.msg.header.frame_id = world_frame
-        self._pool = []  # (Contact, point_1, point_2, position, normal, point_1_local,
-        # point_2_local) per reused message
         self._names_from = None  # the joint_names list last converted
 
     def fill(self, out, stamp: Time) -> ContactArray:
-        """``out``: a ``monitor.MonitorOutput`` (status, min_distance, pairs_checked, contacts)."""
+        """``out``: a ``monitor.MonitorOutput`` (status, min_distance, pairs_checked,
+        contact_info, contact_rows, joint_names, velocities_given)."""
         m = self.msg
         m.header.stamp = stamp
         m.status = int(out.status)
@@ -136,79 +87,44 @@ class ContactArrayWriter:
         if names is not self._names_from:  # the model's list: converted once per model
             self._names_from, m.joint_names = names, _joint_names(out)
         m.velocities_given = bool(getattr(out, "velocities_given", False))
-        contacts = out.contacts
-        if not _CONTACT_SLOTS:
-            m.contacts = [contact_msg(c, row) for c, row in zip(contacts, controller_rows(out, contacts))]
-            return m
-        n = len(contacts)
-        pool = self._pool
-        while len(pool) < n:
-            c = Contact()
-            pool.append((c, c.point_1, c.point_2, c.position, c.normal, c.point_1_local,
-                         c.point_2_local))
-        if n:
-            vectors = getattr(out, "contact_vectors", None)  # the monitor's (n, 4, 3) array
-            if not (isinstance(vectors, np.ndarray) and vectors.shape == (n, 4, 3)):
-                vectors = [(c.point_1, c.point_2, c.position, c.normal) for c in contacts]
-            vectors = finite_rows(vectors)  # (n, 4, 3) Python floats
-            for (cm, p1, p2, pos, nrm, l1, l2), c, (v1, v2, vp, vn), row in zip(
-                    pool, contacts, vectors, controller_rows(out, contacts)):
-                d = float(c.distance)
-                cm._body_1, cm._body_2 = str(c.body_1), str(c.body_2)
-                cm._shape_1, cm._shape_2 = int(c.shape_1), int(c.shape_2)
-                cm._distance = d if math.isfinite(d) else 0.0
-                p1._x, p1._y, p1._z = v1
-                p2._x, p2._y, p2._z = v2
-                pos._x, pos._y, pos._z = vp
-                nrm._x, nrm._y, nrm._z = vn
-                J = len(row) - CONTROLLER_VALUES
-                cm._jacobian = array("d", row[:J].tobytes())
-                rate, l1._x, l1._y, l1._z, l2._x, l2._y, l2._z = row[J:].tolist()
-                cm._distance_rate = rate
-        m._contacts = [p[0] for p in pool[:n]]
+        m.contacts = [contact_msg(who, row) for who, row in zip(out.contact_info, out.contact_rows)]
         return m
 
 
-def contact_msg(c, row=None) -> Contact:
-    """A ``Contact`` message from a model contact record (world frame, m); ``row``: its
-    :func:`controller_rows` entry (default: from the record)."""
-    p1, p2, pos, n = finite_rows(np.stack((c.point_1, c.point_2, c.position, c.normal)))
-    if row is None:
-        (row,) = controller_rows(None, [c])
-    J = len(row) - CONTROLLER_VALUES
-    rate, *local = row[J:].tolist()
-    d = float(c.distance)
+def contact_msg(who, row) -> Contact:
+    """A ``Contact`` message of one contact: ``who`` its ``(body_1, body_2, shape_1,
+    shape_2)``, ``row`` its values (``model/contact_rows.py``)."""
+    v = np.asarray(row, dtype=float).tolist()
+    rate = len(v) - CONTROLLER_VALUES
     return Contact(
-        body_1=str(c.body_1), body_2=str(c.body_2), shape_1=int(c.shape_1), shape_2=int(c.shape_2),
-        distance=d if math.isfinite(d) else 0.0,
-        point_1=Point(x=p1[0], y=p1[1], z=p1[2]), point_2=Point(x=p2[0], y=p2[1], z=p2[2]),
-        position=Point(x=pos[0], y=pos[1], z=pos[2]), normal=Vector3(x=n[0], y=n[1], z=n[2]),
-        jacobian=row[:J].tolist(), distance_rate=rate,
-        point_1_local=Point(x=local[0], y=local[1], z=local[2]),
-        point_2_local=Point(x=local[3], y=local[4], z=local[5]))
-
-
-# ----------------------------------------------------------------------------- raw CDR joint states
+        body_1=str(who[0]), body_2=str(who[1]), shape_1=int(who[2]), shape_2=int(who[3]),
+        distance=v[0], point_1=Point(x=v[1], y=v[2], z=v[3]), point_2=Point(x=v[4], y=v[5], z=v[6]),
+        position=Point(x=v[7], y=v[8], z=v[9]), normal=Vector3(x=v[10], y=v[11], z=v[12]),
+        jacobian=v[GEOMETRY_VALUES:rate], distance_rate=v[rate],
+        point_1_local=Point(x=v[rate + 1], y=v[rate + 2], z=v[rate + 3]),
+        point_2_local=Point(x=v[rate + 4], y=v[rate + 5], z=v[rate + 6]))
 
 
 # ----------------------------------------------------------------------------- raw CDR contacts
 
 
 _SHAPES = struct.Struct("<ii")
-_VALUES = struct.Struct("<13d")  # distance, point_1, point_2, position, normal
 
 
 class ContactArraySerializer:
     """A ``ContactArray`` as the serialized bytes rclpy publishes raw (``publisher.publish(bytes)``),
-    with the values :class:`ContactArrayWriter` puts in the message (same sanitising).
+    with the values :class:`ContactArrayWriter` puts in the message.
 
     Layout: CDR little endian (encapsulation ``00 01 00 00``, then the body; alignment counted
     from the body start): header (stamp, frame_id), status, min_distance, pairs_checked, the
     contact count, then per contact body_1, body_2 (4-aligned strings), shape_1, shape_2,
     distance and the four 3-vectors (8-aligned), the Jacobian (uint32 count, float64s
     8-aligned), distance_rate, point_1_local, point_2_local; then joint_names (uint32 count,
-    4-aligned strings) and velocities_given (one byte). Padding bytes are zero. Body-name
-    strings are encoded once and cached."""
+    4-aligned strings) and velocities_given (one byte). Padding bytes are zero.
+
+    A contact is its pair's bytes up to the distance (names, shapes, padding: encoded once per
+    pair and start offset modulo 8, and cached), then its row's bytes (``model/contact_rows.py``
+    is the message's order) with the Jacobian's count after the 13 geometry values."""
 
     ENCAPSULATION = b"\x00\x01\x00\x00"  # CDR_LE
 
@@ -221,15 +137,25 @@ class ContactArraySerializer:
         # pairs_checked, contact count ('<': no implicit alignment)
         self._head = struct.Struct(
             f"<iI{len(frame)}sB{self._md_off - self._status_off - 1}xdII")
-        self._strings: dict = {}
+        self._prefixes: dict = {}
         self._names_from, self._names_bytes = None, b""  # joint_names list and its CDR
 
-    def _string(self, name) -> bytes:
-        b = self._strings.get(name)
+    def _prefix(self, who, offset: int) -> bytes:
+        """A contact's bytes before its distance: ``who`` = ``(body_1, body_2, shape_1,
+        shape_2)``, the contact starting at body ``offset`` (4-aligned); ends 8-aligned."""
+        key = (who, offset & 7)
+        b = self._prefixes.get(key)
         if b is None:
-            if len(self._strings) >= 4096:
-                self._strings.clear()
-            b = self._strings[name] = cdr_string(str(name))
+            if len(self._prefixes) >= 4096:
+                self._prefixes.clear()
+            block = bytearray(offset & 7)  # stand-in for the bytes before, for the alignment
+            block += cdr_string(str(who[0]))
+            block += bytes(-len(block) % 4)
+            block += cdr_string(str(who[1]))
+            block += bytes(-len(block) % 4)
+            block += _SHAPES.pack(int(who[2]), int(who[3]))
+            block += bytes(-len(block) % 8)
+            b = self._prefixes[key] = bytes(block[offset & 7:])
         return b
 
     def _names_block(self, out) -> bytes:
@@ -245,46 +171,26 @@ class ContactArraySerializer:
         return self._names_bytes
 
     def serialize(self, out, stamp: Time) -> bytes:
-        """``out``: a ``monitor.MonitorOutput`` (status, min_distance, pairs_checked, contacts
-        and, when present, ``contact_vectors``, ``contact_controller``, ``joint_names``,
-        ``velocities_given``)."""
-        contacts = out.contacts
-        n = len(contacts)
+        """``out``: a ``monitor.MonitorOutput`` (status, min_distance, pairs_checked,
+        contact_info and contact_rows (finite), joint_names, velocities_given)."""
+        info = out.contact_info
         body = bytearray(self._head.pack(stamp.sec, stamp.nanosec, self._frame, int(out.status),
                                          message_distance(float(out.min_distance)),
-                                         int(out.pairs_checked), n))
-        if n:
-            vectors = getattr(out, "contact_vectors", None)
-            if not (isinstance(vectors, np.ndarray) and vectors.shape == (n, 4, 3)):
-                vectors = [(c.point_1, c.point_2, c.position, c.normal) for c in contacts]
-            vectors = finite_rows(np.reshape(vectors, (n, 12)))
-            rows = controller_rows(out, contacts)
-            if isinstance(rows, np.ndarray):  # one block: the rows' bytes cut from one buffer
-                w = 8 * rows.shape[1]
-                blob = rows.tobytes()
-                rows = [blob[k * w:(k + 1) * w] for k in range(n)]
-                count = U32.pack(w // 8 - CONTROLLER_VALUES) + bytes(4)
-            else:
-                rows = [(U32.pack(len(r) - CONTROLLER_VALUES) + bytes(4), r.tobytes())
-                        for r in rows]
-            for c, v, row in zip(contacts, vectors, rows):
-                body += bytes(-len(body) % 4)
-                body += self._string(c.body_1)
-                body += bytes(-len(body) % 4)
-                body += self._string(c.body_2)
-                body += bytes(-len(body) % 4)
-                body += _SHAPES.pack(int(c.shape_1), int(c.shape_2))
-                body += bytes(-len(body) % 8)
-                d = float(c.distance)
-                body += _VALUES.pack(d if math.isfinite(d) else 0.0, *v)
-                # 8-aligned here: the Jacobian's count, 4 bytes to the next 8-aligned float64
-                # (the Jacobian's or, when empty, distance_rate's), then the row as it is
-                if isinstance(row, bytes):
-                    body += count
-                    body += row
-                else:
-                    body += row[0]
-                    body += row[1]
+                                         int(out.pairs_checked), len(info)))
+        if info:
+            rows = out.contact_rows
+            width = 8 * rows.shape[1]
+            geometry = 8 * GEOMETRY_VALUES
+            # the Jacobian's count (8-aligned after the geometry), 4 bytes to the next float64
+            count = U32.pack(rows.shape[1] - GEOMETRY_VALUES - CONTROLLER_VALUES) + bytes(4)
+            blob = np.ascontiguousarray(rows, dtype=np.float64).tobytes()
+            start = 0
+            for who in info:
+                body += self._prefix(who, len(body))
+                body += blob[start:start + geometry]
+                body += count
+                body += blob[start + geometry:start + width]
+                start += width
         body += bytes(-len(body) % 4)
         body += self._names_block(out)
         body.append(1 if getattr(out, "velocities_given", False) else 0)
@@ -294,30 +200,25 @@ class ContactArraySerializer:
         """True when bytes from this serializer deserialize (with the middleware's own
         ``rclpy.serialization``) to exactly what ``writer`` builds, for outputs with no, one
         and three contacts of names of every length modulo 4, Jacobians of 0, 3 and 6 columns,
-        joint names and non-finite values; the node publishes messages otherwise."""
+        joint names and a non-finite ``min_distance``; the node publishes messages otherwise."""
         try:
             from types import SimpleNamespace
 
             from rclpy.serialization import deserialize_message, serialize_message
 
-            def contact(k):
-                v = np.arange(12, dtype=float).reshape(4, 3) * (k + 1) - 0.5
-                if k == 2:
-                    v[1, 2] = np.nan
-                jac = np.arange(3 * k, dtype=float) - 1.25  # 0, 3 or 6 columns
-                if k == 2:
-                    jac[1] = np.inf
-                return SimpleNamespace(body_1="/b" * (k + 1), body_2="x" * (k + 2), shape_1=k - 1,
-                                       shape_2=2**31 - 1 - k, distance=math.inf if k == 2 else
-                                       -0.125 * k, point_1=v[0], point_2=v[1], position=v[2],
-                                       normal=v[3], jacobian=jac, distance_rate=0.5 - k,
-                                       point_1_local=v[0] + 0.25, point_2_local=-v[1])
-
             for k, n in enumerate((0, 1, 3)):
-                out = SimpleNamespace(status=k + 1, min_distance=[math.inf, 0.25, math.nan][k],
-                                      pairs_checked=7 * k, contacts=[contact(i) for i in range(n)],
-                                      joint_names=["/j" * i for i in range(k + 2)],
-                                      velocities_given=k == 1)
+                J = 3 * k  # 0, 3 or 6 columns
+                rows = np.array([contact_row(-0.125 * i, [i, 0.5, -1.0], [2.0, i, 0.25],
+                                             [1.0, 0.5, 0.125], [0.0, 0.6, 0.8],
+                                             np.arange(J) - 1.25 * i, 0.5 - i,
+                                             [i, 1.0, 2.0], [3.0, -i, 0.5])
+                                 for i in range(n)]).reshape(n, J + 20)
+                out = SimpleNamespace(
+                    status=k + 1, min_distance=[math.inf, 0.25, math.nan][k], pairs_checked=7 * k,
+                    contact_info=[("/b" * (i + 1), "x" * (i + 2), i - 1, 2**31 - 1 - i)
+                                  for i in range(n)],
+                    contact_rows=rows, joint_names=["/j" * i for i in range(J)],
+                    velocities_given=k == 1)
                 stamp = Time(sec=1234567 + k, nanosec=890 + k)
                 raw = self.serialize(out, stamp)
                 msg = writer.fill(out, stamp)

@@ -57,14 +57,15 @@ def output_from_messages(contacts_msg, probes_msg, now: float, rate: float,
                          compute_time: float = 0.0):
     """A :class:`ambf_collision.monitor.MonitorOutput` rebuilt from the published messages (for
     the live view and the picture): distances in m, forces in N, world frame."""
+    from ambf_collision.model.contact_rows import contact_row, contact_row_width
     from ambf_collision.monitor.monitor import STATUS_NAMES, MonitorOutput
 
-    contacts = []
-    for c in contacts_msg.contacts:
-        contacts.append(SimpleNamespace(
-            body_1=c.body_1, body_2=c.body_2, shape_1=c.shape_1, shape_2=c.shape_2,
-            distance=float(c.distance), point_1=_vec(c.point_1), point_2=_vec(c.point_2),
-            position=_vec(c.position), normal=_vec(c.normal)))
+    cs = contacts_msg.contacts
+    info = [(c.body_1, c.body_2, c.shape_1, c.shape_2) for c in cs]
+    rows = (np.array([contact_row(c.distance, _vec(c.point_1), _vec(c.point_2), _vec(c.position),
+                                  _vec(c.normal), c.jacobian, c.distance_rate,
+                                  _vec(c.point_1_local), _vec(c.point_2_local)) for c in cs])
+            if cs else np.zeros((0, contact_row_width(len(contacts_msg.joint_names)))))
     probes = None
     if probes_msg is not None and len(probes_msg.probes):
         ps = probes_msg.probes
@@ -90,7 +91,7 @@ def output_from_messages(contacts_msg, probes_msg, now: float, rate: float,
         stamp=contacts_msg.header.stamp.sec + 1e-9 * contacts_msg.header.stamp.nanosec,
         status=status, reason="" if status == 0 else STATUS_NAMES.get(status, "").lower(),
         min_distance=float(contacts_msg.min_distance), pairs_checked=int(contacts_msg.pairs_checked),
-        contacts=contacts, probes=probes, evaluated=status in (0, 2, 3), time=now,
+        contact_info=info, contact_rows=rows, probes=probes, evaluated=status in (0, 2, 3), time=now,
         evaluation_rate=rate, compute_time=compute_time)
 
 

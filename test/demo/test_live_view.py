@@ -9,13 +9,16 @@ from types import SimpleNamespace
 import numpy as np
 
 from ambf_collision.demo.live_view import LiveView, format_view, short_name
+from ambf_collision.model.contact_rows import contact_row, contact_row_width
 from ambf_collision.monitor.monitor import STATUS_BAD_JOINT_STATE, STATUS_OK, MonitorOutput
 
 
-def _contact(b1, b2, d):
+def _contacts(*pairs):
+    """``contact_info`` and ``contact_rows`` of ``(body_1, body_2, distance)`` contacts."""
     z = np.zeros(3)
-    return SimpleNamespace(body_1=b1, body_2=b2, distance=d, point_1=z, point_2=z, position=z,
-                           normal=np.array([0.0, 0.0, 1.0]))
+    return dict(contact_info=[(b1, b2, -1, -1) for b1, b2, _ in pairs],
+                contact_rows=np.array([contact_row(d, z, z, z, (0.0, 0.0, 1.0)) for *_, d in pairs
+                                      ]).reshape(len(pairs), contact_row_width(0)))
 
 
 def _probes(forces_z, in_contact):
@@ -31,10 +34,10 @@ def _probes(forces_z, in_contact):
 
 def _out(**kw):
     base = dict(stamp=12.0, status=STATUS_OK, reason="", min_distance=-0.002, pairs_checked=21,
-                contacts=[_contact("/ambf/env/fingertip", "/ambf/env/table", -0.002),
-                          _contact("/ambf/env/hand", "/ambf/env/table", 0.0331),
-                          _contact("/ambf/env/forearm", "/ambf/env/table", 0.04),
-                          _contact("/ambf/env/upper_arm", "/ambf/env/table", 0.049)],
+                **_contacts(("/ambf/env/fingertip", "/ambf/env/table", -0.002),
+                            ("/ambf/env/hand", "/ambf/env/table", 0.0331),
+                            ("/ambf/env/forearm", "/ambf/env/table", 0.04),
+                            ("/ambf/env/upper_arm", "/ambf/env/table", 0.049)),
                 time=12.5, compute_time=0.00042, evaluation_rate=99.0, evaluated=True)
     base.update(kw)
     return MonitorOutput(**base)
@@ -58,7 +61,7 @@ def test_view_shows_status_distances_pairs_rate_and_probes():
 
 def test_view_of_a_bad_state_shows_the_reason_and_infinite_distance():
     out = _out(status=STATUS_BAD_JOINT_STATE, reason="joint 'a' has a non-finite position (nan)",
-               min_distance=math.inf, pairs_checked=0, contacts=[], evaluated=False)
+               min_distance=math.inf, pairs_checked=0, **_contacts(), evaluated=False)
     text = format_view(out)
     assert "BAD_JOINT_STATE" in text and "inf" in text and "non-finite position" in text
     assert "nan" not in text.splitlines()[0].lower()
@@ -67,7 +70,7 @@ def test_view_of_a_bad_state_shows_the_reason_and_infinite_distance():
 def test_free_probes_report_nearest_gap():
     pr = _probes([0.0, 0.0, 0.0], [False, False, False])
     pr.distance = np.array([0.012, np.inf, 0.0305])
-    text = format_view(_out(probes=pr, contacts=[]))
+    text = format_view(_out(probes=pr, **_contacts()))
     assert "no pair within the report distance" in text
     assert "no probe touching, nearest gap +12.0 mm" in text
 

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from ambf_collision.model.contact_rows import contact_row, contact_row_width
 from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABLED,
                                            STATUS_NO_JOINT_STATE, STATUS_OK,
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE,
@@ -57,13 +58,14 @@ class ScriptedModel:
     def evaluate(self, data, root_poses=None, report_distance=0.05, near_only=False):
         self.calls.append(data.q.copy())
         d = 1.0 - (data.q[0] if data.q.size else 0.0)
-        c = dict(body_1="x", body_2="y", shape_1=-1, shape_2=-1, distance=d,
-                 point_1=np.zeros(3), point_2=np.array([0.0, 0.0, d]),
-                 position=np.array([0.0, 0.0, d / 2]), normal=np.array([0.0, 0.0, 1.0]))
+        c = dict(distance=d, point_1=np.zeros(3), point_2=np.array([0.0, 0.0, d]),
+                 position=np.array([0.0, 0.0, d / 2]), normal=np.array([0.0, 0.0, 1.0]),
+                 jacobian=np.zeros(len(self.joint_names)))
         c.update(self.contact_overrides)
         md = d if self.min_distance_override is None else self.min_distance_override
         return SimpleNamespace(min_distance=md, pairs_checked=1, distances=np.array([d]),
-                               contacts=[SimpleNamespace(**c)])
+                               contact_index=np.array([0]), contact_info=[("x", "y", -1, -1)],
+                               contact_rows=contact_row(**c)[None, :])
 
 
 def make(joints=("a", "b", "c"), **cfg):
@@ -394,7 +396,7 @@ def test_real_model_without_joints_contacts_closest_first(tmp_path):
     assert out.status == STATUS_OK and out.dropped_contacts == 0
     assert [(c.body_1[-1], c.body_2[-1], round(c.distance, 12)) for c in out.contacts] == [
         ("A", "B", 0.05), ("B", "C", 0.15)]
-    assert out.contact_vectors.shape == (2, 4, 3)
+    assert out.contact_rows.shape == (2, contact_row_width(len(model.joint_names)))
     m.update_config(report_distance=0.01)
     out = m.step(2.0)
     assert out.contacts == [] and out.min_distance == pytest.approx(0.05)

@@ -1,5 +1,5 @@
-"""The monitor's controller outputs (issue 13) on the demo arm, no ROS: rows of Jacobian, rate
-and body-frame points per contact, the velocities flag, per-class report distances.
+"""The monitor's controller outputs (issue 13) on the demo arm, no ROS: each contact row's
+Jacobian, rate and body-frame points, the velocities flag, per-class report distances.
 
 Oracles: the library's own per-contact Jacobians (the monitor must pass them through in order)
 and J.qdot of the velocities sent; the demo file's structure (floor and table are joined to no
@@ -15,7 +15,7 @@ from conftest import DEMO_ARM
 
 from ambf_collision.model import Model
 from ambf_collision.monitor.config import MonitorConfig
-from ambf_collision.monitor.controller_rows import CONTROLLER_VALUES
+from ambf_collision.model.contact_rows import CONTROLLER_VALUES, GEOMETRY_VALUES
 from ambf_collision.monitor.monitor import CollisionMonitor
 
 MOVABLE = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
@@ -34,8 +34,8 @@ def test_rows_carry_the_models_jacobians_and_rates_only_with_velocities():
     out = mon.step(1.0)
     n = len(out.contacts)
     assert n > 0 and out.velocities_given and out.joint_names == mon.model.joint_names
-    rows = out.contact_controller
-    assert rows.shape == (n, J + CONTROLLER_VALUES)
+    assert out.contact_rows.shape == (n, GEOMETRY_VALUES + J + CONTROLLER_VALUES)
+    rows = out.contact_rows[:, GEOMETRY_VALUES:]  # Jacobian, rate, point_1_local, point_2_local
     np.testing.assert_array_equal(rows[:, :J], out.result.jacobians)
     qdot = np.zeros(J)
     plain = mon.model.joint_plain_names
@@ -46,13 +46,13 @@ def test_rows_carry_the_models_jacobians_and_rates_only_with_velocities():
     # a message without velocities: rates exactly 0, flag false, Jacobians unchanged
     mon.on_joint_state(MOVABLE, SELF, 1.1, 1.1)
     out2 = mon.step(1.1)
-    assert not out2.velocities_given and (out2.contact_controller[:, J] == 0.0).all()
-    np.testing.assert_array_equal(out2.contact_controller[:, :J], rows[:, :J])
+    assert not out2.velocities_given and (out2.contact_rows[:, GEOMETRY_VALUES + J] == 0.0).all()
+    np.testing.assert_array_equal(out2.contact_rows[:, GEOMETRY_VALUES:GEOMETRY_VALUES + J], rows[:, :J])
     # a NaN velocity: the same, nothing non-finite anywhere
     mon.on_joint_state(MOVABLE, SELF, 1.2, 1.2, velocities=[math.nan, 0.0, 0.0, 0.0])
     out3 = mon.step(1.2)
-    assert not out3.velocities_given and np.isfinite(out3.contact_controller).all()
-    assert (out3.contact_controller[:, J] == 0.0).all()
+    assert not out3.velocities_given and np.isfinite(out3.contact_rows).all()
+    assert (out3.contact_rows[:, GEOMETRY_VALUES + J] == 0.0).all()
 
 
 def test_report_distances_per_pair_class():
@@ -76,6 +76,6 @@ def test_report_distances_per_pair_class():
         mon.config = mon.config.replaced(report_distance=0.1)
         expect = {p: d for p, d in wide.items() if d < (env_rd if is_env(p) else self_rd)}
         assert got == expect, (self_rd, env_rd)
-        assert out.contact_controller.shape[0] == len(out.contacts)
+        assert len(out.contact_rows) == len(out.contact_info) == len(out.contacts)
         seen |= {is_env(p) for p in got}
     assert seen == {True, False}  # both classes were reported

@@ -8,46 +8,51 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from ambf_collision.model.contact_rows import contact_row_width
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
                                              sanitize_probes)
 
 
-def _contact(k, bad=""):
-    p1, p2, pos, n = (np.array([k, 2.0 * k, 3.0]) + i for i in range(4))
-    if bad == "normal":
-        n[1] = np.inf
-    return SimpleNamespace(body_1="x", body_2="y", shape_1=-1, shape_2=-1,
-                           distance=math.nan if bad == "distance" else 0.01 * k,
-                           point_1=p1, point_2=p2, position=pos, normal=n)
+J = 3  # joints of the rows below
 
 
-def test_contacts_with_a_non_finite_value_are_dropped_in_order():
-    cs = [_contact(float(k), bad) for k, bad in enumerate(["", "normal", "", "distance", ""])]
-    kept, vectors, dropped = finite_contacts(cs)
-    assert kept == [cs[0], cs[2], cs[4]] and dropped == 2
-    expect = [[getattr(c, f) for f in ("point_1", "point_2", "position", "normal")]
-              for c in kept]
-    np.testing.assert_array_equal(vectors, expect)
+def _contacts(n):
+    """``n`` contacts: who, and rows whose every value differs from the others'."""
+    info = [(f"/w/a{k}", f"/w/b{k}", k - 1, k) for k in range(n)]
+    rows = np.arange(n * contact_row_width(J), dtype=float).reshape(n, -1) / 7.0
+    return info, rows
 
 
-def test_given_vectors_are_checked_and_kept_rows_returned():
-    cs = [_contact(0.0), _contact(1.0)]
-    vectors = np.array([[c.point_1, c.point_2, c.position, c.normal] for c in cs])
-    vectors[0, 2, 0] = np.nan  # a fault in the position row of contact 0
-    kept, out, dropped = finite_contacts(cs, vectors)
-    assert kept == [cs[1]] and dropped == 1 and out.shape == (1, 4, 3)
-    np.testing.assert_array_equal(out[0], vectors[1])
+@pytest.mark.parametrize("column", range(contact_row_width(J)))
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_contact_with_one_non_finite_value_is_dropped_and_the_order_kept(column, bad):
+    """Every column of the row counts: distance, world vectors, Jacobian, rate, body-frame
+    points (model/contact_rows.py)."""
+    info, rows = _contacts(4)
+    expect = rows[[0, 2, 3]].copy()
+    rows[1, column] = bad
+    kept, kept_rows, dropped = finite_contacts(info, rows)
+    assert kept == [info[0], info[2], info[3]] and dropped == 1
+    np.testing.assert_array_equal(kept_rows, expect)
 
 
-def test_malformed_vectors_are_dropped_not_raised():
-    c = _contact(0.0)
-    c.normal = np.array([0.0, 1.0])  # not a 3-vector
-    kept, vectors, dropped = finite_contacts([c, _contact(1.0)])
-    assert dropped == 1 and len(kept) == 1 and vectors.shape == (1, 4, 3)
+def test_all_finite_rows_are_returned_as_they_are():
+    info, rows = _contacts(3)
+    assert finite_contacts(info, rows) == (info, rows, 0)
+    assert finite_contacts(info, rows)[1] is rows  # no copy on the usual cycle
+
+
+def test_huge_finite_contact_values_are_kept():
+    """The sum of the rows overflows to +inf: the per-value check keeps them all."""
+    info, rows = _contacts(2)
+    rows[:, 1:] = 1.5e308
+    kept, kept_rows, dropped = finite_contacts(info, rows)
+    assert kept == info and dropped == 0 and np.array_equal(kept_rows, rows)
 
 
 def test_no_contacts():
-    assert finite_contacts([]) == ([], None, 0)
+    rows = np.zeros((0, contact_row_width(J)))
+    assert finite_contacts([], rows) == ([], rows, 0)
 
 
 @pytest.mark.parametrize("value,expect,recomputed", [
@@ -117,20 +122,3 @@ def test_huge_finite_probe_values_are_kept():
     pr = _probes()
     pr.force[:] = 1.5e308
     assert sanitize_probes(pr) == 0 and np.all(pr.force == 1.5e308)
-
-
-@pytest.mark.parametrize("where", ["jacobian", "rate", "local"])
-def test_contact_with_a_non_finite_controller_value_is_dropped(where):
-    """Issue 13: the Jacobian, the distance rate and the body-frame points are checked like the
-    vectors; the kept rows of each come back in order."""
-    cs = [_contact(float(k)) for k in range(3)]
-    jac, rates, local = np.arange(12.0).reshape(3, 4), np.array([0.5, -0.5, 0.25]), np.ones((3, 2, 3))
-    {"jacobian": jac[1], "rate": rates[1:2], "local": local[1, 1]}[where][-1] = np.nan
-    kept, vectors, dropped, (j, r, lo) = finite_contacts(cs, None, (jac, rates, local))
-    assert kept == [cs[0], cs[2]] and dropped == 1 and vectors.shape == (2, 4, 3)
-    np.testing.assert_array_equal(j, jac[[0, 2]])
-    np.testing.assert_array_equal(r, [0.5, 0.25])
-    assert lo.shape == (2, 2, 3)
-    kept, _, dropped, (j, r, lo) = finite_contacts([], None, (np.zeros((0, 4)), np.zeros(0),
-                                                              np.zeros((0, 2, 3))))
-    assert kept == [] and dropped == 0 and j.shape == (0, 4)

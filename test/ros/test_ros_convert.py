@@ -11,16 +11,11 @@ import pytest
 pytest.importorskip("rclpy", reason="rclpy not importable: run through `make test`")
 pytest.importorskip("ambf_collision.msg", reason="messages not built: run through `make test`")
 
+from ambf_collision.model.contact_rows import contact_row  # noqa: E402
 from ambf_collision.msg import ContactArray  # noqa: E402
 from ambf_collision.ros.convert import (  # noqa: E402
     ContactArraySerializer, ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter, Stamp,
     contact_msg, stamp_msg)
-
-
-def _contact(d, p1, p2, n, b1="/w/a", b2="/w/b"):
-    p1, p2 = np.array(p1, float), np.array(p2, float)
-    return SimpleNamespace(body_1=b1, body_2=b2, shape_1=-1, shape_2=2, distance=d,
-                           point_1=p1, point_2=p2, position=(p1 + p2) / 2, normal=np.array(n, float))
 
 
 @pytest.mark.parametrize("sec,expect", [(1234.5, (1234, 500_000_000)), (0.0, (0, 0)),
@@ -31,89 +26,112 @@ def test_stamp_conversion(sec, expect):
     assert (t.sec, t.nanosec) == expect
 
 
+def _output(rng, n, J, cycle, names=None):
+    """A monitor output of ``n`` contacts (random rows with ``J`` Jacobian columns, body names
+    ``names(i)`` or of every length modulo 4, int32 extremes among the shape indices)."""
+    info = [names(i) if names else ("/a" * (i + 1), "b" * (cycle + i), i - 1, [2**31 - 1, -2**31][i % 2])
+            for i in range(n)]
+    rows = np.array([contact_row(rng.normal(), rng.normal(size=3), rng.normal(size=3),
+                                 rng.normal(size=3), rng.normal(size=3), rng.normal(size=J),
+                                 rng.normal(), rng.normal(size=3), rng.normal(size=3))
+                     for _ in range(n)]).reshape(n, J + 20)
+    return SimpleNamespace(status=cycle % 6, min_distance=[math.nan, 0.0, -0.5][cycle % 3],
+                           pairs_checked=cycle * 1000, contact_info=info, contact_rows=rows,
+                           joint_names=[f"/ambf/env/j{k}" * (k % 3 + 1) for k in range(J)],
+                           velocities_given=bool(cycle % 2))
+
+
+def _read_back(c) -> tuple:
+    """``(who, values)`` of a Contact message, values in the row order written out by hand:
+    distance, point_1, point_2, position, normal, jacobian, distance_rate, point_1_local,
+    point_2_local."""
+    xyz = lambda v: [v.x, v.y, v.z]  # noqa: E731
+    return ((c.body_1, c.body_2, c.shape_1, c.shape_2),
+            [c.distance, *xyz(c.point_1), *xyz(c.point_2), *xyz(c.position), *xyz(c.normal),
+             *c.jacobian, c.distance_rate, *xyz(c.point_1_local), *xyz(c.point_2_local)])
+
+
 def test_contact_fields_copied_exactly():
-    c = _contact(-0.25, (0, 0, 1), (0, 0, 0.75), (0, 0, -1))
-    m = contact_msg(c)
+    m = contact_msg(("/w/a", "/w/b", -1, 2), contact_row(-0.25, (0, 0, 1), (0, 0, 0.75),
+                                                        (0, 0, 0.875), (0, 0, -1)))
     assert (m.body_1, m.body_2, m.shape_1, m.shape_2) == ("/w/a", "/w/b", -1, 2)
     assert m.distance == -0.25
     assert (m.point_1.x, m.point_1.y, m.point_1.z) == (0.0, 0.0, 1.0)
     assert (m.point_2.z, m.position.z) == (0.75, 0.875)
     assert (m.normal.x, m.normal.y, m.normal.z) == (0.0, 0.0, -1.0)
+    assert list(m.jacobian) == [] and m.distance_rate == 0.0
 
 
-def test_contact_array_writer_reuses_message_and_never_emits_nan():
+def test_contact_msg_carries_controller_fields():
+    row = contact_row(0.02, (0, 0, 1), (0, 0, 1.02), (0, 0, 1.01), (0, 0, 1), [0.5, -0.25, 0.0],
+                      -0.125, [0.1, 0, 0], [0, -0.5, 0.3])
+    m = contact_msg(("/w/a", "/w/b", 0, 0), row)
+    assert list(m.jacobian) == [0.5, -0.25, 0.0] and m.distance_rate == -0.125
+    assert (m.point_1_local.x, m.point_2_local.y, m.point_2_local.z) == (0.1, -0.5, 0.3)
+
+
+def test_contact_array_writer_reuses_message_and_maps_an_unknown_minimum_to_inf():
     w = ContactArrayWriter("map")
-    bad = _contact(math.nan, (math.nan, 0, 0), (0, math.inf, 0), (0, 0, 1))
     out = SimpleNamespace(status=0, min_distance=0.01, pairs_checked=7,
-                          contacts=[_contact(0.01, (0, 0, 0), (0.01, 0, 0), (1, 0, 0)), bad])
+                          contact_info=[("/w/a", "/w/b", -1, -1)],
+                          contact_rows=contact_row(0.01, (0, 0, 0), (0.01, 0, 0), (0.005, 0, 0),
+                                                   (1, 0, 0))[None, :])
     m = w.fill(out, stamp_msg(5.0))
     assert m is w.msg and m.header.frame_id == "map" and m.header.stamp.sec == 5
-    assert (m.status, m.min_distance, m.pairs_checked, len(m.contacts)) == (0, 0.01, 7, 2)
-    values = [m.contacts[1].distance, m.contacts[1].point_1.x, m.contacts[1].point_2.y]
-    assert all(math.isfinite(v) for v in values)
-    out2 = SimpleNamespace(status=2, min_distance=math.nan, pairs_checked=0, contacts=[])
+    assert (m.status, m.min_distance, m.pairs_checked, len(m.contacts)) == (0, 0.01, 7, 1)
+    out2 = SimpleNamespace(status=2, min_distance=math.nan, pairs_checked=0, contact_info=[],
+                           contact_rows=np.zeros((0, 20)))
     m2 = w.fill(out2, stamp_msg(6.0))
     assert m2 is m and m.contacts == [] and m.min_distance == math.inf and m.status == 2
 
 
-def test_contact_array_writer_reused_contacts_equal_fresh_messages():
-    """The writer's reused Contact messages carry exactly what contact_msg (the generated
-    constructors) builds, through cycles whose contact count grows, shrinks and grows again,
-    with non-finite values and int32 extremes; nothing of a previous cycle remains."""
+def test_contact_array_writer_carries_each_row_through_changing_counts():
+    """Through cycles whose contact count grows, shrinks and grows again, every contact read
+    back through the middleware's serialization carries its row's values and its pair's names
+    and shapes (int32 extremes too); nothing of a previous cycle remains."""
     from rclpy.serialization import deserialize_message, serialize_message
 
     rng = np.random.default_rng(7)
     w = ContactArrayWriter("world")
     for cycle, n in enumerate([3, 1, 0, 4, 2]):
-        cs = [_contact(float(rng.normal()), rng.normal(size=3), rng.normal(size=3),
-                       rng.normal(size=3), b1=f"/w/b{cycle}{i}", b2=f"/w/c{i}")
-              for i in range(n)]
-        if n >= 2:
-            cs[1].distance, cs[1].point_1[0], cs[1].normal[2] = math.nan, math.inf, -math.inf
-            cs[0].shape_1, cs[0].shape_2 = 2**31 - 1, -2**31
-        out = SimpleNamespace(status=cycle, min_distance=0.5, pairs_checked=9, contacts=cs)
-        m = w.fill(out, stamp_msg(10.0 + cycle))
-        expect = [contact_msg(c) for c in cs]
-        assert m.contacts == expect, cycle
-        # through the middleware's serialization (padding bytes are not compared: rclpy leaves
-        # them unset), every field's repr (tells -0.0 from 0.0)
-        assert repr(deserialize_message(serialize_message(m), ContactArray)) == repr(ContactArray(
-            header=m.header, status=cycle, min_distance=0.5, pairs_checked=9, contacts=expect))
-        if n >= 2:
-            bad = m.contacts[1]
-            assert (bad.distance, bad.point_1.x, bad.normal.z) == (0.0, 0.0, 0.0)
+        out = _output(rng, n, 2, cycle)
+        m = deserialize_message(serialize_message(w.fill(out, stamp_msg(10.0 + cycle))),
+                                ContactArray)
+        assert [_read_back(c) for c in m.contacts] == [
+            (who, row) for who, row in zip(out.contact_info, out.contact_rows.tolist())], cycle
 
 
 @pytest.mark.parametrize("frame", ["world", "w", "odom_x", "a_frame_of_9"])
-def test_contact_serializer_equals_rclpy_serialization(frame):
+@pytest.mark.parametrize("J", [0, 1, 7])
+def test_contact_serializer_equals_rclpy_serialization(frame, J):
     """Raw contact bytes deserialize (rclpy, the middleware's own CDR) to exactly the message
-    the ContactArrayWriter builds (every field's repr), with rclpy's length, for every header
-    alignment, body names of 0..9 characters (and non-ASCII), 0..4 contacts, non-finite values,
-    with and without the monitor's contact_vectors."""
+    the ContactArrayWriter builds (every field's repr: tells -0.0 from 0.0; rclpy leaves
+    padding bytes unset, so bytes are not compared), with rclpy's length, for every header
+    alignment, body names of 0..9 characters (and non-ASCII), 0..4 contacts, Jacobians of 0, 1
+    and 7 columns, joint names and the velocities flag; and read back as the rows."""
     from rclpy.serialization import deserialize_message, serialize_message
 
-    rng = np.random.default_rng(len(frame))
+    rng = np.random.default_rng(len(frame) + J)
     w, s = ContactArrayWriter(frame), ContactArraySerializer(frame)
     for cycle, n in enumerate([0, 1, 3, 4, 2, 0, 1]):
-        cs = [_contact(float(rng.normal()), rng.normal(size=3), rng.normal(size=3),
-                       rng.normal(size=3), b1="/" * int(rng.integers(0, 10)),
-                       b2="ä" * (i + cycle) if cycle % 2 else "b" * int(rng.integers(0, 10)))
-              for i in range(n)]
-        for c in cs:
-            c.shape_1, c.shape_2 = int(rng.integers(-1, 5)), -2**31
-        if n >= 2:
-            cs[1].distance, cs[1].point_2[1], cs[0].normal[0] = -math.inf, math.nan, math.inf
-        out = SimpleNamespace(status=cycle % 6, min_distance=[math.nan, 0.0, -0.5][cycle % 3],
-                              pairs_checked=cycle * 1000, contacts=cs)
-        if cycle % 2:
-            out.contact_vectors = np.array([[c.point_1, c.point_2, c.position, c.normal]
-                                            for c in cs]).reshape(n, 4, 3)
+        out = _output(rng, n, J, cycle, names=lambda i: (
+            "/" * int(rng.integers(0, 10)),
+            "ä" * (i + cycle) if cycle % 2 else "b" * int(rng.integers(0, 10)),
+            int(rng.integers(-1, 5)), -2**31))
+        if n:
+            out.contact_rows[0, 4] = -0.0
         st = stamp_msg(1.7e9 + cycle + 0.25)
         raw = s.serialize(out, st)
         m = w.fill(out, st)
         assert isinstance(raw, bytes) and len(raw) == len(serialize_message(m))
-        assert repr(deserialize_message(raw, ContactArray)) == repr(m), (frame, cycle)
+        back = deserialize_message(raw, ContactArray)
+        assert repr(back) == repr(m), (frame, cycle)
+        assert [_read_back(c) for c in back.contacts] == [
+            (who, row) for who, row in zip(out.contact_info, out.contact_rows.tolist())]
+        assert list(back.joint_names) == out.joint_names
+        assert back.velocities_given is bool(cycle % 2)
     assert s.matches(w)
+
 
 
 def test_probe_array_writer_maps_arrays_and_touching_body():
@@ -232,7 +250,9 @@ def test_serializers_write_a_plain_stamp_as_the_time_message():
         contact_normal=np.zeros((1, 3)), position=np.ones((1, 3)), normal=np.ones((1, 3)))
     cs = ContactArraySerializer("world")
     out = SimpleNamespace(status=0, min_distance=0.5, pairs_checked=3,
-                          contacts=[_contact(0.01, [0, 0, 0], [0, 0, 0.01], [0, 0, 1])])
+                          contact_info=[("/w/a", "/w/b", -1, 2)],
+                          contact_rows=contact_row(0.01, [0, 0, 0], [0, 0, 0.01], [0, 0, 0.005],
+                                                   [0, 0, 1])[None, :])
     for sec, nanosec in ((0, 0), (1_796_012_907, 123_456_789), (-2**31, 999_999_999),
                          (2**31 - 1, 2**32 - 1)):
         plain, msg = Stamp(sec, nanosec), Time(sec=sec, nanosec=nanosec)
@@ -248,66 +268,6 @@ def test_serializers_write_a_plain_stamp_as_the_time_message():
 
 # ----------------------------------------------------------------------------- issue 13 fields
 
-
-def _controller_out(rng, n, J, arrays, cycle):
-    """A monitor output of n contacts with Jacobians of J columns, rates and body-frame
-    points, given as the monitor's arrays or (``arrays`` False) on each contact."""
-    cs = [_contact(float(rng.normal()), rng.normal(size=3), rng.normal(size=3), rng.normal(size=3),
-                   b1="/a" * (i + 1), b2="b" * (cycle + i)) for i in range(n)]
-    jac, rates, local = rng.normal(size=(n, J)), rng.normal(size=n), rng.normal(size=(n, 2, 3))
-    if n >= 2:
-        jac[1, 0], rates[0], local[1, 1, 2] = math.nan, math.inf, -math.inf
-    out = SimpleNamespace(status=0, min_distance=0.01, pairs_checked=n, contacts=cs,
-                          joint_names=[f"/ambf/env/j{k}" * (k % 3 + 1) for k in range(J)],
-                          velocities_given=bool(cycle % 2))
-    if arrays:  # the monitor's rows: Jacobian, rate, point_1_local, point_2_local
-        out.contact_controller = np.hstack((jac, rates[:, None], local.reshape(n, 6)))
-    else:
-        for c, j, r, (p1, p2) in zip(cs, jac, rates, local):
-            c.jacobian, c.distance_rate, c.point_1_local, c.point_2_local = j, r, p1, p2
-    return out, jac, rates, local
-
-
-@pytest.mark.parametrize("frame", ["world", "w", "odom_x"])
-@pytest.mark.parametrize("arrays", [True, False])
-def test_contact_controller_fields_serializer_equals_rclpy(frame, arrays):
-    """Jacobian, distance_rate, point_1_local, point_2_local, joint_names and
-    velocities_given: the raw bytes have the length of rclpy's serialization of the writer's
-    message and deserialize to it (every field's repr; rclpy leaves padding bytes unset, so
-    bytes are not compared), and read back as the input values (non-finite -> 0), for 0..3
-    contacts and 0, 1, 7 joints."""
-    from rclpy.serialization import deserialize_message, serialize_message
-
-    rng = np.random.default_rng(11)
-    w, s = ContactArrayWriter(frame), ContactArraySerializer(frame)
-    for cycle, (n, J) in enumerate([(0, 7), (1, 7), (3, 7), (2, 1), (1, 0), (0, 0)]):
-        out, jac, rates, local = _controller_out(rng, n, J, arrays, cycle)
-        st = stamp_msg(1.7e9 + cycle)
-        raw = s.serialize(out, st)
-        m = w.fill(out, st)
-        assert len(raw) == len(serialize_message(m)), (frame, cycle)
-        back = deserialize_message(raw, ContactArray)
-        assert repr(back) == repr(m)
-        assert list(back.joint_names) == out.joint_names
-        assert back.velocities_given is bool(cycle % 2)
-        clean = lambda a: np.where(np.isfinite(a), a, 0.0)  # noqa: E731
-        for c, j, r, (p1, p2) in zip(back.contacts, clean(jac), clean(rates), clean(local)):
-            assert list(c.jacobian) == j.tolist() and c.distance_rate == r
-            assert [c.point_1_local.x, c.point_1_local.y, c.point_1_local.z] == p1.tolist()
-            assert [c.point_2_local.x, c.point_2_local.y, c.point_2_local.z] == p2.tolist()
-    assert s.matches(w)
-
-
-def test_contact_msg_carries_controller_fields():
-    """contact_msg (the generated constructors) with a Jacobian and rates on the record."""
-    c = _contact(0.02, (0, 0, 1), (0, 0, 1.02), (0, 0, 1))
-    c.jacobian, c.distance_rate = np.array([0.5, -0.25, 0.0]), -0.125
-    c.point_1_local, c.point_2_local = np.array([0.1, 0, 0]), np.array([0, math.nan, 0.3])
-    m = contact_msg(c)
-    assert list(m.jacobian) == [0.5, -0.25, 0.0] and m.distance_rate == -0.125
-    assert (m.point_1_local.x, m.point_2_local.y, m.point_2_local.z) == (0.1, 0.0, 0.3)
-    bare = contact_msg(_contact(0.02, (0, 0, 1), (0, 0, 1.02), (0, 0, 1)))  # no such fields
-    assert list(bare.jacobian) == [] and bare.distance_rate == 0.0
 
 
 def _patches(rng, q):
