@@ -33,9 +33,9 @@ from ambf_collision.geometry.epa_polytope import (
     expand,
     grow_to_tetrahedron,
     new_polytope,
-    perpendicular,
     start_faces,
 )
+from ambf_collision.geometry.segments import perpendicular
 from ambf_collision.geometry.simplex import closest_on_simplex
 from ambf_collision.geometry.support import (
     NONE,
@@ -235,9 +235,10 @@ def _area(P, f, a, b, q0, q1, q2):
 def _flat_result(P, out_p1, out_p2, out_n):
     """M has no interior (flat shapes in one plane, or points): depth 0. Witness points of the
     point of P's vertices closest to the origin, the normal perpendicular to their span."""
-    n = P.count[0]
+    n = min(P.count[0], 4)
     lam = np.zeros(4)
-    S = P.vertex[:4].copy()
+    S = np.zeros((4, P.vertex.shape[1]))  # rows past the n vertices: 0 (the polytope's are
+    S[:n] = P.vertex[:n]                  # not initialised, and 0 * NaN would be NaN below)
     m = closest_on_simplex(S, n, lam)
     for c in range(3):
         out_p1[c] = lam[0] * S[0, 3 + c] + lam[1] * S[1, 3 + c] + lam[2] * S[2, 3 + c] + lam[3] * S[3, 3 + c]

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ambf_collision.geometry.segments import perpendicular
 from ambf_collision.geometry.support import NONE, pair_support
 from ambf_collision.geometry.tolerances import (
     EPA_MAX_VERTICES,
@@ -23,7 +24,7 @@ from ambf_collision.geometry.tolerances import (
     EPA_VISIBLE_RELATIVE,
 )
 
-__all__ = ["Polytope", "expand", "grow_to_tetrahedron", "new_polytope", "perpendicular", "start_faces"]
+__all__ = ["Polytope", "expand", "grow_to_tetrahedron", "new_polytope", "start_faces"]
 
 _MAX_FACES = 2 * EPA_MAX_VERTICES  # a closed triangulated polytope of V vertices has 2 V - 4 faces
 _TETRAHEDRON = ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2))  # outward once det(w1-w0, w2-w0, w3-w0) < 0
@@ -112,22 +113,6 @@ def grow_to_tetrahedron(C1, C2, HV, NS, NB, P):
                 return False
             P.count[0] = 4
     return True
-
-
-@njit(cache=True)
-def perpendicular(u0, u1, u2):
-    """A unit vector perpendicular to u (u x the axis along which u is smallest)."""
-    a0, a1, a2 = abs(u0), abs(u1), abs(u2)
-    if a0 <= a1 and a0 <= a2:
-        x0, x1, x2 = 0.0, u2, -u1
-    elif a1 <= a2:
-        x0, x1, x2 = -u2, 0.0, u0
-    else:
-        x0, x1, x2 = u1, -u0, 0.0
-    length = math.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
-    e = np.empty(3)
-    e[0], e[1], e[2] = x0 / length, x1 / length, x2 / length
-    return e
 
 
 @njit("UniTuple(float64, 3)(float64[:, ::1], int64, int64)", cache=True)  # one version (support.NONE)

@@ -260,6 +260,9 @@ KINDS = ["sphere", "capsule", "box", "cylinder", "cone", "hull"]
 # 3.1e-11 and 1.6e-10 m short (see check_certificate)
 @example("cylinder", "cylinder", 48, 1.0)
 @example("cone", "cylinder", 61295, 0.46149092918390544)
+# and two concentric spheres (point cores): EPA's flat case read its polytope's uninitialised rows
+# and, after other tests had used that memory, fell back to the centres (test below)
+@example("sphere", "sphere", 0, 0.0)
 def test_against_coal_and_the_support_certificate(kind1, kind2, seed, spread):
     coal_bridge = pytest.importorskip("ambf_collision.geometry.coal_bridge")
     pytest.importorskip("coal", reason="coal (the oracle) is not installed in this environment")
@@ -376,3 +379,20 @@ def test_the_last_resort_bound():
     assert np.allclose(n, axis, atol=1e-15)
     assert d == pytest.approx(-(support_values(s1, n)[0] + support_values(s2, -n)[0]), abs=1e-15)
     assert d <= good[0] + 1e-12 and np.allclose(p2, p1 + d * n, atol=1e-15)  # a bound of the true value
+
+
+def test_flat_polytope_ignores_its_rows_past_the_vertices():
+    """EPA on a polytope without interior (here one point: two concentric spheres' cores) uses
+    only its vertices: rows past them are not initialised (NaN here) and never reach the result."""
+    from ambf_collision.geometry.epa import _flat_result
+    from ambf_collision.geometry.epa_polytope import new_polytope
+
+    for n in (1, 2, 3):
+        P = new_polytope()
+        P.vertex[:] = np.nan
+        P.vertex[:n] = 0.0  # coincident vertices: w = a - b = 0, a = b = 0
+        P.count[0] = n
+        p1, p2, normal = np.full(3, 7.0), np.full(3, 7.0), np.full(3, 7.0)
+        assert _flat_result(P, p1, p2, normal) == 0.0
+        assert p1.tolist() == p2.tolist() == [0.0, 0.0, 0.0], n
+        assert np.isfinite(normal).all() and np.linalg.norm(normal) == pytest.approx(1.0), n
