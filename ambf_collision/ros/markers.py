@@ -31,6 +31,7 @@ from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
+from ambf_collision.model.contact_rows import contact_row_width
 from ambf_collision.ros.marker_geometry import (cone_triangles, contact_markers, probe_markers,
                                                 shape_colours, shape_markers)
 from ambf_collision.ros.message_template import MessageTemplate
@@ -70,6 +71,7 @@ _MARKER_TYPE = {SPHERE: Marker.SPHERE, CAPSULE: Marker.CYLINDER, BOX: Marker.CUB
                 CYLINDER: Marker.CYLINDER, CONE: Marker.TRIANGLE_LIST, PLANE: Marker.CUBE,
                 CONVEX: Marker.TRIANGLE_LIST}
 _TEMPLATES_KEPT = 64  # layouts (contact sets) kept per model before the cache starts afresh
+_ARROW_COLUMNS = np.r_[1:7, 10:13]  # point_1, point_2, normal in a contact row (contact_rows.py)
 
 
 class _Numbers:
@@ -170,17 +172,19 @@ class MarkerBuilder:
         return cls(world.kind, shape_labels, pairs, hulls=hulls,
                    cone_half=np.asarray(world.half), **kw)
 
-    def build(self, world, pair_distances=None, contacts=(), probe_result=None, stamp=None,
-              world_frame=None) -> bytes:
+    def build(self, world, pair_distances=None, contact_info=(), contact_rows=None,
+              probe_result=None, stamp=None, world_frame=None) -> bytes:
         """The serialized MarkerArray of this cycle (``publisher.publish(bytes)``; rclpy's
         ``deserialize_message(raw, MarkerArray)`` reads it): DELETEALL, shapes, contacts,
-        probes (see module doc)."""
+        probes (see module doc). ``contact_info`` ``[(body_1, body_2, shape_1, shape_2)]`` and
+        ``contact_rows (n, 20 + J)``: the contacts (``model/contact_rows.py``)."""
         frame = world_frame or self.world_frame
         t = _time_msg(stamp)
         # by namespace (closest first within one): the same contacts in another distance order
         # reuse their layout, since a marker's place in the array means nothing to RViz
-        named = sorted(((f"{c.body_1}={c.body_2}", c) for c in contacts), key=lambda nc: nc[0])
-        contacts = [c for _, c in named]
+        named = sorted((f"{who[0]}={who[1]}", k) for k, who in enumerate(contact_info))
+        rows = (np.asarray(contact_rows, np.float64)[[k for _, k in named]] if named
+                else np.zeros((0, contact_row_width(0))))
         probes = len(getattr(probe_result, "names", ())) if probe_result is not None else 0
         key = (frame, tuple(ns for ns, _ in named), probes)
         entry = self._templates.get(key)
@@ -189,20 +193,20 @@ class MarkerBuilder:
                 self._templates.clear()
             entry = self._templates[key] = self._template(*key)
         template, numbers = entry
-        self._cycle_numbers(numbers, world, pair_distances, contacts, probe_result)
+        self._cycle_numbers(numbers, world, pair_distances, rows, probe_result)
         return template.fill(numbers.v64, numbers.v32, t.sec, t.nanosec)
 
-    def _cycle_numbers(self, out: _Numbers, world, pair_distances, contacts, pr) -> None:
+    def _cycle_numbers(self, out: _Numbers, world, pair_distances, rows, pr) -> None:
         """Writes this cycle's numbers into ``out`` (``marker_geometry``'s compiled functions; no
-        value is ever NaN). ValueError when an array does not match the layout: the kernels index
+        value is ever NaN) from the pair distances, the contacts' ``rows`` (drawing order) and
+        the probe result. ValueError when an array does not match the layout: the kernels index
         without bounds checks."""
         pd = np.ascontiguousarray(pair_distances if pair_distances is not None else [],
                                   dtype=np.float64).reshape(-1)
         _expect_rows("pair_distances", pd, len(self.pairs))
         _expect_rows("world shapes", world.table, len(self.kinds))
-        distance = np.array([c.distance for c in contacts], np.float64)
-        vectors = np.array([(c.point_1, c.point_2, c.normal) for c in contacts],
-                           np.float64).reshape(-1, 3, 3)
+        distance = np.ascontiguousarray(rows[:, 0])
+        vectors = rows.take(_ARROW_COLUMNS, axis=1).reshape(-1, 3, 3)  # point_1, point_2, normal
         probes = len(out.probe_points)
         position = force = np.empty((0, 3))
         in_contact = np.empty(0, bool)
@@ -215,7 +219,7 @@ class MarkerBuilder:
                 _expect_rows(name, a, probes)
         shapes, contact, probe = self._kernel_calls(out, world, pd, distance, vectors, position,
                                                     force, in_contact)
-        for kernel, args in (shapes + ((contact,) if len(contacts) else ())
+        for kernel, args in (shapes + ((contact,) if len(rows) else ())
                              + ((probe,) if probes else ())):
             kernel(*args)
 
@@ -309,7 +313,7 @@ class MarkerBuilder:
 
 
 def _model_scene(model, result, data, world=None):
-    """(world shapes, shape labels, pairs, pair distances) of a model's evaluation."""
+    """(world shapes, pairs, pair distances) of a model's evaluation."""
     if world is None:
         world = getattr(result, "world", None)
     if world is None and getattr(model, "link_shapes", None) is not None \
@@ -321,21 +325,27 @@ def _model_scene(model, result, data, world=None):
     if world is None:
         raise TypeError("build_markers: pass world= (WorldShapes) or a result with body_R/body_t "
                         "of a model with link_shapes")
+    pairs = getattr(model, "pairs", None)
+    if pairs is None and hasattr(model, "pair_distance"):
+        pairs = model.pair_distance.pairs
+    return world, pairs, getattr(result, "distances", None)
+
+
+def _shape_labels(model) -> list:
+    """The body name of each shape (the markers' namespaces): ``shape_body_names``, or from
+    ``body_names`` and ``shape_body``. Once per layout, not per cycle."""
     labels = getattr(model, "shape_body_names", None)
     if labels is None:
         body_names = list(getattr(model, "body_names"))
         labels = [body_names[int(i)] for i in getattr(model, "shape_body")]
-    pairs = getattr(model, "pairs", None)
-    if pairs is None and hasattr(model, "pair_distance"):
-        pairs = model.pair_distance.pairs
-    return world, labels, pairs, getattr(result, "distances", None)
+    return labels
 
 
 def marker_kernel_calls(model, data, probes: int) -> tuple:
     """:meth:`MarkerBuilder.kernel_calls` of a model's markers, on its ``data`` (evaluated or
     not: only the types count), with ``probes`` probes."""
-    w, labels, pairs, _ = _model_scene(model, None, data)
-    return MarkerBuilder.from_world_shapes(w, labels, pairs).kernel_calls(w, probes)
+    w, pairs, _ = _model_scene(model, None, data)
+    return MarkerBuilder.from_world_shapes(w, _shape_labels(model), pairs).kernel_calls(w, probes)
 
 
 def build_markers(model, result, probe_result, world_frame, stamp, *, data=None, world=None,
@@ -344,18 +354,20 @@ def build_markers(model, result, probe_result, world_frame, stamp, *, data=None,
     be None); ``deserialize_message(raw, MarkerArray)`` reads it, a publisher sends it raw.
 
     Uses from ``model``: ``shape_body_names`` (or ``body_names`` + ``shape_body``) and ``pairs``
-    (P,2) shape indices; from ``result``: ``distances (P,)``, ``contacts``, and the world shapes
+    (P,2) shape indices; from ``result``: ``distances (P,)``, ``contact_info`` and
+    ``contact_rows`` (``model/contact_rows.py``), and the world shapes
     as ``result.world`` (or ``data.world``, or ``world=``). ``stamp``: builtin_interfaces/Time,
     rclpy Time or seconds. ``near`` (m): distance below which shapes turn orange/yellow (the
     node's ``report_distance``). ``cache``: the caller's dict (a node keeps one); the static
     layout is then compiled once per model and reused (without: built on every call).
     """
-    w, labels, pairs, distances = _model_scene(model, result, data, world)
+    w, pairs, distances = _model_scene(model, result, data, world)
     cache = {} if cache is None else cache
     if cache.get("model") is not model:
         cache["model"], cache["builder"] = model, MarkerBuilder.from_world_shapes(
-            w, labels, pairs, world_frame=world_frame, near=near, lifetime=lifetime, **kw)
+            w, _shape_labels(model), pairs, world_frame=world_frame, near=near,
+            lifetime=lifetime, **kw)
     builder = cache["builder"]
     builder.near = float(near)
-    return builder.build(w, distances, getattr(result, "contacts", ()), probe_result, stamp,
-                         world_frame)
+    return builder.build(w, distances, getattr(result, "contact_info", ()),
+                         getattr(result, "contact_rows", None), probe_result, stamp, world_frame)

@@ -18,6 +18,7 @@ from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from conftest import REPO
 from ambf_collision.geometry.world_shapes import WorldShapes  # noqa: E402
+from ambf_collision.model.contact_rows import contact_row, contact_row_width  # noqa: E402
 from ambf_collision.ros.marker_geometry import (GREEN, GREY, PROBE_FREE, RED, distance_rgb,  # noqa: E402
                                                 force_rgb)
 from ambf_collision.ros.markers import MarkerBuilder, build_markers  # noqa: E402
@@ -217,6 +218,16 @@ def test_distance_and_force_colour_maps():
     np.testing.assert_allclose(force((0.0, 0.0, 1.0), True, 0.0), RED)  # no scale: full
 
 
+def _build(builder, world, contacts):
+    """``builder.build`` of contacts given as records (body_1, body_2, distance, point_1,
+    point_2, normal), as their info and rows."""
+    info = [(c.body_1, c.body_2, -1, -1) for c in contacts]
+    rows = [contact_row(c.distance, c.point_1, c.point_2, (c.point_1 + c.point_2) / 2, c.normal)
+            for c in contacts]
+    return builder.build(world, contact_info=info,
+                         contact_rows=np.reshape(rows, (len(contacts), contact_row_width(0))))
+
+
 def test_contact_arrows_and_namespaces():
     world, labels = _scene()
     b = MarkerBuilder.from_world_shapes(world, labels, arrow_length=0.05)
@@ -228,7 +239,7 @@ def test_contact_arrows_and_namespaces():
         SimpleNamespace(body_1="/a/x", body_2="/a/z", distance=0.03, point_1=np.array([np.nan, 0, 0]),
                         point_2=np.array([0, 0, 0.0]), normal=np.array([0, 1.0, 0])),
     ]
-    arr = _decode(b.build(world, contacts=contacts))
+    arr = _decode(_build(b, world, contacts))
     ns = _by_ns(arr)
     xy = ns["/a/x=/a/y"]
     assert [(m.type, m.id) for m in xy] == [(Marker.ARROW, 0), (Marker.SPHERE_LIST, 1),
@@ -346,7 +357,7 @@ def test_contacts_that_come_and_go_keep_their_own_markers():
               [contact("/a/x", "/a/y", [0, 2, 0]), contact("/a/x", "/a/z", [2, 0, 0])]]
     layouts = []
     for contacts in cycles:
-        arr = _decode(b.build(world, contacts=contacts))
+        arr = _decode(_build(b, world, contacts))
         layouts.append(len(b._templates))
         arrows = [m for m in arr.markers if m.type == Marker.ARROW and m.action == Marker.ADD]
         contacts = sorted(contacts, key=lambda c: f"{c.body_1}={c.body_2}")  # drawn by namespace
@@ -356,5 +367,5 @@ def test_contacts_that_come_and_go_keep_their_own_markers():
             assert m.points[1].z == c.point_1[2] + 0.05  # arrow_length along +z
         assert len(arr.markers) == 1 + 8 + 4 + 2 * len(contacts)
     assert layouts == [1, 2, 3, 3, 3]  # sets seen before reuse their layouts
-    far = _decode(b.build(world, contacts=cycles[3]))
+    far = _decode(_build(b, world, cycles[3]))
     assert far.markers[-1].color.g > 0.0  # 2 cm: orange-yellow, no longer the first cycle's red
