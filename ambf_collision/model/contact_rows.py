@@ -27,12 +27,12 @@ shape (-1 when the body has one shape).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 import numpy as np
 
-__all__ = ["GEOMETRY_VALUES", "CONTROLLER_VALUES", "ModelContact", "contact_row",
-           "contact_row_width", "model_contacts"]
+__all__ = ["GEOMETRY_VALUES", "CONTROLLER_VALUES", "ContactColumns", "ModelContact",
+           "contact_columns", "contact_row", "contact_row_width", "model_contacts"]
 
 GEOMETRY_VALUES = 13
 """Values of a row before its Jacobian: distance, point_1, point_2, position, normal."""
@@ -43,6 +43,30 @@ CONTROLLER_VALUES = 7
 def contact_row_width(n_joints: int) -> int:
     """Values per row of a model with ``n_joints`` joints."""
     return GEOMETRY_VALUES + n_joints + CONTROLLER_VALUES
+
+
+class ContactColumns(NamedTuple):
+    """Views of the fields of rows ``(..., contact_row_width(J))`` (units and frames as in the
+    module's table): each field has the rows' leading shape."""
+
+    distance: np.ndarray  # (...)
+    point_1: np.ndarray  # (..., 3)
+    point_2: np.ndarray  # (..., 3)
+    position: np.ndarray  # (..., 3)
+    normal: np.ndarray  # (..., 3)
+    jacobian: np.ndarray  # (..., J)
+    distance_rate: np.ndarray  # (...)
+    point_1_local: np.ndarray  # (..., 3)
+    point_2_local: np.ndarray  # (..., 3)
+
+
+def contact_columns(rows: np.ndarray) -> ContactColumns:
+    """The fields of ``rows`` (one row ``(W,)`` or many ``(n, W)``) as views: the one place
+    that knows the columns."""
+    rate = rows.shape[-1] - CONTROLLER_VALUES
+    return ContactColumns(rows[..., 0], rows[..., 1:4], rows[..., 4:7], rows[..., 7:10],
+                          rows[..., 10:GEOMETRY_VALUES], rows[..., GEOMETRY_VALUES:rate],
+                          rows[..., rate], rows[..., rate + 1:rate + 4], rows[..., rate + 4:])
 
 
 def contact_row(distance, point_1, point_2, position, normal, jacobian=(), distance_rate=0.0,
@@ -88,11 +112,10 @@ class ModelContact:
 def model_contacts(info, rows) -> list:
     """:class:`ModelContact` records of ``info`` (``(body_1, body_2, shape_1, shape_2)`` per
     contact) and their ``rows`` ``(n, contact_row_width(J))``, in order."""
-    if not len(info):
-        return []
-    J = rows.shape[1] - GEOMETRY_VALUES - CONTROLLER_VALUES
-    rate = GEOMETRY_VALUES + J
-    return [ModelContact(*who, float(row[0]), row[1:4], row[4:7], row[7:10], row[10:13],
-                         row[GEOMETRY_VALUES:rate], float(row[rate]), row[rate + 1:rate + 4],
-                         row[rate + 4:rate + 7])
-            for who, row in zip(info, rows)]
+    out = []
+    for who, row in zip(info, rows):
+        c = contact_columns(row)
+        out.append(ModelContact(*who, float(c.distance), c.point_1, c.point_2, c.position,
+                                c.normal, c.jacobian, float(c.distance_rate), c.point_1_local,
+                                c.point_2_local))
+    return out

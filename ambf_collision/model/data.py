@@ -15,8 +15,8 @@ from ambf_collision.geometry.tolerances import LOOP_OPEN_ANGLE, LOOP_OPEN_POSITI
 from ambf_collision.geometry.transforms import matrix_to_quat
 from ambf_collision.geometry.world_shapes import WorldShapes
 from ambf_collision.model.evaluate_kernel import DATA_TABLES
-from ambf_collision.model.contact_rows import (GEOMETRY_VALUES, ModelContact, contact_row_width,
-                                                model_contacts)
+from ambf_collision.model.contact_rows import (GEOMETRY_VALUES, ModelContact, contact_columns,
+                                                contact_row_width, model_contacts)
 from ambf_collision.model.kinematics import KinematicsState
 from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
 from ambf_collision.model.table_buffer import pack
@@ -141,21 +141,19 @@ class EvaluationResult:
 
     @property
     def jacobians(self) -> np.ndarray:
-        return self.contact_rows[:, GEOMETRY_VALUES:GEOMETRY_VALUES + len(self._model.joint_names)]
+        return contact_columns(self.contact_rows).jacobian
 
     @property
     def distance_rates(self) -> np.ndarray:
-        return self.contact_rows[:, GEOMETRY_VALUES + len(self._model.joint_names)]
+        return contact_columns(self.contact_rows).distance_rate
 
     @property
     def point_1_local(self) -> np.ndarray:
-        c = GEOMETRY_VALUES + len(self._model.joint_names) + 1
-        return self.contact_rows[:, c:c + 3]
+        return contact_columns(self.contact_rows).point_1_local
 
     @property
     def point_2_local(self) -> np.ndarray:
-        c = GEOMETRY_VALUES + len(self._model.joint_names) + 4
-        return self.contact_rows[:, c:c + 3]
+        return contact_columns(self.contact_rows).point_2_local
 
     def open_loops(self) -> list:
         """``[(closure joint name, position m, angle rad)]`` of the loops the joint state does not

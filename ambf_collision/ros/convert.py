@@ -34,7 +34,8 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Vector3
 
-from ambf_collision.model.contact_rows import CONTROLLER_VALUES, GEOMETRY_VALUES, contact_row
+from ambf_collision.model.contact_rows import (CONTROLLER_VALUES, GEOMETRY_VALUES, contact_columns,
+                                               contact_row)
 from ambf_collision.msg import Contact, ContactArray
 from ambf_collision.ros.cdr import U32, align, cdr_string, message_distance
 from ambf_collision.ros.convert_probes import (ProbeArraySerializer, ProbeArrayWriter,  # noqa: F401
@@ -94,15 +95,16 @@ class ContactArrayWriter:
 def contact_msg(who, row) -> Contact:
     """A ``Contact`` message of one contact: ``who`` its ``(body_1, body_2, shape_1,
     shape_2)``, ``row`` its values (``model/contact_rows.py``)."""
-    v = np.asarray(row, dtype=float).tolist()
-    rate = len(v) - CONTROLLER_VALUES
+    c = contact_columns(np.asarray(row, dtype=float))
+    p1, p2, pos, n, l1, l2 = (v.tolist() for v in (c.point_1, c.point_2, c.position, c.normal,
+                                                   c.point_1_local, c.point_2_local))
     return Contact(
         body_1=str(who[0]), body_2=str(who[1]), shape_1=int(who[2]), shape_2=int(who[3]),
-        distance=v[0], point_1=Point(x=v[1], y=v[2], z=v[3]), point_2=Point(x=v[4], y=v[5], z=v[6]),
-        position=Point(x=v[7], y=v[8], z=v[9]), normal=Vector3(x=v[10], y=v[11], z=v[12]),
-        jacobian=v[GEOMETRY_VALUES:rate], distance_rate=v[rate],
-        point_1_local=Point(x=v[rate + 1], y=v[rate + 2], z=v[rate + 3]),
-        point_2_local=Point(x=v[rate + 4], y=v[rate + 5], z=v[rate + 6]))
+        distance=float(c.distance), point_1=Point(x=p1[0], y=p1[1], z=p1[2]),
+        point_2=Point(x=p2[0], y=p2[1], z=p2[2]), position=Point(x=pos[0], y=pos[1], z=pos[2]),
+        normal=Vector3(x=n[0], y=n[1], z=n[2]), jacobian=c.jacobian.tolist(),
+        distance_rate=float(c.distance_rate), point_1_local=Point(x=l1[0], y=l1[1], z=l1[2]),
+        point_2_local=Point(x=l2[0], y=l2[1], z=l2[2]))
 
 
 # ----------------------------------------------------------------------------- raw CDR contacts

@@ -31,7 +31,7 @@ from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
-from ambf_collision.model.contact_rows import contact_row_width
+from ambf_collision.model.contact_rows import contact_columns, contact_row_width
 from ambf_collision.ros.marker_geometry import (cone_triangles, contact_markers, probe_markers,
                                                 shape_colours, shape_markers)
 from ambf_collision.ros.message_template import MessageTemplate
@@ -71,7 +71,6 @@ _MARKER_TYPE = {SPHERE: Marker.SPHERE, CAPSULE: Marker.CYLINDER, BOX: Marker.CUB
                 CYLINDER: Marker.CYLINDER, CONE: Marker.TRIANGLE_LIST, PLANE: Marker.CUBE,
                 CONVEX: Marker.TRIANGLE_LIST}
 _TEMPLATES_KEPT = 64  # layouts (contact sets) kept per model before the cache starts afresh
-_ARROW_COLUMNS = np.r_[1:7, 10:13]  # point_1, point_2, normal in a contact row (contact_rows.py)
 
 
 class _Numbers:
@@ -205,8 +204,9 @@ class MarkerBuilder:
                                   dtype=np.float64).reshape(-1)
         _expect_rows("pair_distances", pd, len(self.pairs))
         _expect_rows("world shapes", world.table, len(self.kinds))
-        distance = np.ascontiguousarray(rows[:, 0])
-        vectors = rows.take(_ARROW_COLUMNS, axis=1).reshape(-1, 3, 3)  # point_1, point_2, normal
+        c = contact_columns(rows)
+        distance = np.ascontiguousarray(c.distance)
+        vectors = np.stack((c.point_1, c.point_2, c.normal), axis=1)  # (n, 3, 3)
         probes = len(out.probe_points)
         position = force = np.empty((0, 3))
         in_contact = np.empty(0, bool)
