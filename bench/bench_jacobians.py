@@ -42,8 +42,7 @@ except ImportError:
 from ambf_collision.demo.trajectory import JOINT_NAMES, PERIOD, demo_joint_array  # noqa: E402
 from ambf_collision.model import Model  # noqa: E402
 from ambf_collision.model.evaluate_kernel import data_tables, model_tables  # noqa: E402
-from ambf_collision.model.contact_rows import (CONTROLLER_VALUES, GEOMETRY_VALUES,  # noqa: E402
-                                               contact_row_width)
+from ambf_collision.model.contact_rows import GEOMETRY_VALUES, contact_row_width  # noqa: E402
 from ambf_collision.model.jacobians import write_contact_rows  # noqa: E402
 
 
@@ -51,8 +50,7 @@ from ambf_collision.model.jacobians import write_contact_rows  # noqa: E402
 def _jacobians_only(model, data, n, repeats):
     """``repeats`` calls of the evaluate kernel's contact rows for the first ``n`` contacts."""
     K, link, C, H, pair_bodies, _environment = model_tables(model)
-    D, velocity, W, R, contact_index, flat, moved = data_tables(data)
-    rows = flat.reshape((R.distance.shape[0], GEOMETRY_VALUES + velocity.shape[0] + CONTROLLER_VALUES))
+    D, velocity, W, R, contact_index, rows, moved = data_tables(data)
     for _ in range(repeats):
         write_contact_rows(K, D, velocity, pair_bodies, R, contact_index, n, rows)
     return n

@@ -14,9 +14,10 @@ dtypes); the nine hull arrays (:class:`~ambf_collision.geometry.hulls.Hulls` ord
 Data buffer: ``joints`` (``JOINT_STATE_DTYPE``), ``files`` and ``bodies`` (``POSE_DTYPE``),
 ``closure_residuals (K,2)``, ``world`` (the shapes in world, ``SHAPE_DTYPE``), ``results``
 (:data:`~ambf_collision.geometry.pairs.PAIR_RESULT_DTYPE`), ``contact_index (P,)``;
-``contact_rows (P*(20+J),)`` (row r of ``(P, 20 + J)``: the r-th contact's values in
-message order, ``contact_rows.py``, written by ``jacobians.py``); ``shape_moved (N,)`` (1 where shape k moved in the last evaluation:
-``to_world``; the pairs of two unmoved shapes keep their exact results, ``evaluate_pairs``).
+``contact_rows (P, 20 + J)`` (row r: the r-th contact's values in message order,
+``contact_rows.py``, written by ``jacobians.py``); ``shape_moved (N,)`` (1 where shape k moved
+in the last evaluation: ``to_world``; the pairs of two unmoved shapes keep their exact results,
+``evaluate_pairs``).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def model_tables(model):
 def data_tables(data):
     """``(D, velocity, W, R, contact_index, contact_rows, moved)``: the kinematics buffers, the
     joint velocities, the world shapes, the pair results, the contact index, the contacts' rows
-    (flat: ``P * contact_row_width(J)`` values) and which shapes moved, of a Data buffer."""
+    ``(P, contact_row_width(J))`` and which shapes moved, of a Data buffer."""
     h, f = words_of(data)
     joints = records(data, h, 0, JOINT_STATE_DTYPE)
     D = kinematics_buffers(joints, records(data, h, 1, POSE_DTYPE),
@@ -77,7 +78,8 @@ def data_tables(data):
     W = world_of(records(data, h, 4, SHAPE_DTYPE))
     return (D, joints.velocity, W,
             pair_results(records(data, h, 5, PAIR_RESULT_DTYPE)), int_vector(h, 6),
-            float_vector(f, h, 7), int_vector(h, 8))
+            float_matrix(f, h, 7, GEOMETRY_VALUES + joints.shape[0] + CONTROLLER_VALUES),
+            int_vector(h, 8))
 
 
 @njit(cache=True)
@@ -100,7 +102,5 @@ def evaluate_model(model, data, near, report_distance, environment_report_distan
             closest, lowest = p, R.distance[p]
     n = contact_order(R.distance, report_distance, environment_report_distance, pair_environment,
                       contact_index)
-    width = GEOMETRY_VALUES + K.joint_motion.shape[0] + CONTROLLER_VALUES
-    write_contact_rows(K, D, velocity, pair_bodies, R, contact_index, n,
-                       rows.reshape((rows.shape[0] // width, width)))
+    write_contact_rows(K, D, velocity, pair_bodies, R, contact_index, n, rows)
     return n, closest, lowest

@@ -3,8 +3,9 @@
 The compiled core returns finite values; these guards make sure that a fault there never reaches
 a controller as NaN: a contact with a non-finite value in its row (distance, points, normal,
 and the controller outputs: its Jacobian, distance rate, body-frame points) is dropped, a
-non-finite minimum distance is recomputed from the finite pair distances, a probe with a non-finite value is reported out of
-contact with zeros. The caller counts and logs what was changed.
+non-finite minimum distance is recomputed from the finite pair distances, a probe with a
+non-finite value is reported out of contact with zeros. The caller counts and logs what was
+changed.
 """
 
 from __future__ import annotations
