@@ -6,7 +6,8 @@ values. Each message comes from a *source* (the node: one per joint-state topic)
 resolves names with its own table, so that two robots loaded from the same ADF file (under
 different namespaces) can both be driven by topics that use the plain joint names, as dVRK's
 ``/PSM1/measured_js`` and ``/PSM2/measured_js`` do: each topic is mapped to its ADF file
-(:func:`joint_name_table` with ``file``).
+(:func:`joint_name_table` with ``file``). :func:`joint_roles` tells which joints a joint state
+must give.
 
 Positions in radians or metres (model joint order), stamps and times in seconds on the node's
 clock.
@@ -25,7 +26,7 @@ import numpy as np
 
 from ambf_collision.monitor.config import MonitorConfig
 
-__all__ = ["JointStateMerger", "joint_name_table"]
+__all__ = ["JointStateMerger", "joint_name_table", "joint_roles"]
 
 
 def joint_name_table(joint_names, plain_names, joint_file=None, file=None) -> dict:
@@ -48,6 +49,28 @@ def joint_name_table(joint_names, plain_names, joint_file=None, file=None) -> di
         if plain_count[plain_names[j]] == 1:
             table.setdefault(plain_names[j], j)
     return table
+
+
+def joint_roles(model) -> tuple:
+    """``(needs_value (J,) bool, joint_file (J,) int)`` of a model's joints.
+
+    A joint needs a value from a joint state when it moves (revolute, prismatic), is not
+    coupled to another joint and does not close a kinematic loop (the model's
+    ``kinematics.movable``, ``coupled``, ``closure``, CONTRACT.md); ``joint_file``: the ADF file
+    of each joint. A model without ``kinematics`` (a test stand-in): every joint needs a value,
+    all in file 0."""
+    n = len(model.joint_names)
+    kin = getattr(model, "kinematics", None)
+
+    def flags(name, default):
+        value = getattr(kin, name, None)
+        return np.asarray(value, dtype=bool) if value is not None else np.full(n, default)
+
+    needs = flags("movable", True) & ~flags("coupled", False) & ~flags("closure", False)
+    files = getattr(kin, "joint_file", None)
+    joint_file = (np.asarray(files, dtype=np.int64) if files is not None
+                  else np.zeros(n, dtype=np.int64))
+    return needs, joint_file
 
 
 class JointStateMerger:

@@ -43,7 +43,7 @@ from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABL
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE,
                                            MonitorConfig)
 from ambf_collision.model.contact_rows import contact_row_width, model_contacts
-from ambf_collision.monitor.joint_states import JointStateMerger, joint_name_table
+from ambf_collision.monitor.joint_states import JointStateMerger, joint_name_table, joint_roles
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
                                              sanitize_probes)
 from ambf_collision.monitor.scheduling import RateLimiter, WarningThrottle
@@ -69,7 +69,7 @@ class MonitorOutput:
     contact_info: list = field(default_factory=list)
     contact_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, contact_row_width(0))))
     probes: object = None  # probe result (or None when there are no probes / no evaluation)
-    compute_time: float = 0.0  # s: evaluate, contact checks and probes (not on_contacts)
+    compute_time: float = 0.0  # s: evaluate, contact checks, probes once evaluated (not on_contacts)
     evaluated: bool = False
     time: float = 0.0  # `now` of this output
     joint_state_age: float = math.inf  # s since the oldest received joint's stamp (+inf: none)
@@ -85,28 +85,6 @@ class MonitorOutput:
     def contacts(self) -> list:
         """The contacts as ``model.ModelContact`` records (made on first use)."""
         return model_contacts(self.contact_info, self.contact_rows)
-
-
-def joint_roles(model) -> tuple:
-    """``(needs_value (J,) bool, joint_file (J,) int)`` of a model's joints.
-
-    A joint needs a value from a joint state when it moves (revolute, prismatic), is not
-    coupled to another joint and does not close a kinematic loop (the model's
-    ``kinematics.movable``, ``coupled``, ``closure``, CONTRACT.md); ``joint_file``: the ADF file
-    of each joint. A model without ``kinematics`` (a test stand-in): every joint needs a value,
-    all in file 0."""
-    n = len(model.joint_names)
-    kin = getattr(model, "kinematics", None)
-
-    def flags(name, default):
-        value = getattr(kin, name, None)
-        return np.asarray(value, dtype=bool) if value is not None else np.full(n, default)
-
-    needs = flags("movable", True) & ~flags("coupled", False) & ~flags("closure", False)
-    files = getattr(kin, "joint_file", None)
-    joint_file = (np.asarray(files, dtype=np.int64) if files is not None
-                  else np.zeros(n, dtype=np.int64))
-    return needs, joint_file
 
 
 class CollisionMonitor:
@@ -133,6 +111,7 @@ class CollisionMonitor:
         names = list(model.joint_names)
         self.joint_names = names  # one list object per model (the writers cache its encoding)
         self._velocities_set = False  # the model's Data holds velocities from a joint state
+        self._latest_evaluation = None  # the MonitorOutput whose pose the Data holds
         plain = list(getattr(model, "joint_plain_names", names))
         self.needs_value, joint_file = joint_roles(model)  # joints a joint state must give
         sources = [(f"ADF file {f}" if f is not None else "",
@@ -309,13 +288,17 @@ class CollisionMonitor:
 
     # -- one cycle ---------------------------------------------------------------------------------
     def step(self, now: float, root_poses=None, tf_ok: bool = True,
-             on_contacts=None) -> MonitorOutput:
+             on_contacts=None, probes: bool = True) -> MonitorOutput:
         """Evaluate (when the status allows) and return what the node publishes now.
 
         ``on_contacts(out)``, when given, is called once per step as soon as the contact part of
         ``out`` (status, stamp, contacts, ``min_distance``, ``pairs_checked``) is final: before
         the probes are evaluated, so that a node can publish contacts first (lowest latency for
-        controllers). Its time is not part of ``out.compute_time``."""
+        controllers). Its time is not part of ``out.compute_time``.
+
+        ``probes=False``: the probes are not evaluated in this step (``out.probes`` stays None)
+        but on demand, by :meth:`add_probes`, while ``out`` is the latest evaluation (the node:
+        when no one subscribes to its probes, only its markers show them)."""
         m = self.merger
         status, reason, do_eval = self.status(now, tf_ok)
         stamp = m.stamp if m.good_count else float(now)
@@ -324,7 +307,7 @@ class CollisionMonitor:
                             joint_state_age=m.age(now), unreceived=self.unreceived(),
                             joint_names=self.joint_names)
         if do_eval:
-            self._evaluate(out, root_poses, now, on_contacts)
+            self._evaluate(out, root_poses, now, on_contacts, probes)
         elif on_contacts is not None:
             on_contacts(out)
         if status in (STATUS_NO_JOINT_STATE, STATUS_TF_UNAVAILABLE, STATUS_STALE_JOINT_STATE):
@@ -337,7 +320,8 @@ class CollisionMonitor:
         out.warnings, self._warnings = self._warnings, []
         return out
 
-    def _evaluate(self, out: MonitorOutput, root_poses, now: float, on_contacts=None) -> None:
+    def _evaluate(self, out: MonitorOutput, root_poses, now: float, on_contacts=None,
+                  probes: bool = True) -> None:
         model, data = self.model, self.data
         t0 = time.perf_counter()
         merger = self.merger
@@ -358,6 +342,7 @@ class CollisionMonitor:
                                     environment_report_distance=env_rd, near_only=True)
         out.evaluated = True
         out.result = result
+        self._latest_evaluation = out
         self.evaluations += 1
         self._eval_times.append(float(now))   # trimmed to the window by _recent_rate
         if len(result.contact_index):  # (the usual cycle has none)
@@ -370,17 +355,27 @@ class CollisionMonitor:
         out.min_distance, recomputed = finite_min_distance(result.min_distance, result.distances)
         if recomputed:
             self._warn("nan:min_distance", "min_distance was not finite; recomputed", now)
-        elapsed = time.perf_counter() - t0
+        out.compute_time = time.perf_counter() - t0
         if on_contacts is not None:
             on_contacts(out)
+        if probes:
+            self.add_probes(out)
+
+    def add_probes(self, out: MonitorOutput) -> None:
+        """Evaluate the probes of ``out``, a step made with ``probes=False``, when the monitor
+        has probes and ``out`` is its latest evaluation (the Data still holds that pose) without
+        probes yet; otherwise nothing changes. Their time is added to ``out.compute_time``."""
+        if self.probes is None or out.probes is not None or out is not self._latest_evaluation:
+            return
         t0 = time.perf_counter()
-        probe_result = self.probes(model, data, result) if self.probes is not None else None
+        probe_result = self.probes(self.model, self.data, out.result)
         if probe_result is not None:
             n = sanitize_probes(probe_result)
             if n:
-                self._warn("nan:probes", f"zeroed {n} probe(s)/patch(es) with non-finite values", now)
+                self._warn("nan:probes", f"zeroed {n} probe(s)/patch(es) with non-finite "
+                           "values", out.time)
         out.probes = probe_result
-        out.compute_time = elapsed + (time.perf_counter() - t0)
+        out.compute_time += time.perf_counter() - t0
 
 
 def _listed(names: list, limit: int = 4) -> str:

@@ -13,11 +13,12 @@ Topics (relative names are remappable and take the node's namespace; ``~`` is th
   ``use_sim_time``.
 - out: ``~/contacts`` (ContactArray) on every evaluation and at ``heartbeat_rate`` when no joint
   state arrives; ``~/probes`` (ProbeArray) with it when probe files are given (each is built
-  and published only while it has a subscriber: nothing is spent on a message no one reads);
+  and published only while it has a subscriber: nothing is spent on a message no one reads;
+  without a ``~/probes`` subscriber the probes are evaluated only for the markers);
   ``~/markers`` (visualization_msgs/MarkerArray) of the latest evaluation, at most
-  ``marker_rate`` per second and only while someone subscribes: built right after an
-  evaluation's contacts and probes are out (in the gap before the next joint state, never
-  before an answer), or by a timer at ``marker_rate`` for the last evaluation when they stop;
+  ``marker_rate`` per second and only while someone subscribes: built 0.3 ms after an
+  evaluation's answers are out, once local subscribers have read them (``marker_publisher.py``),
+  or by a timer at ``marker_rate`` for the last evaluation when they stop;
   ``/diagnostics`` (diagnostic_msgs/DiagnosticArray) from a thread of its own, exactly one
   message per ``diagnostics_period`` of wall time, however busy the executor is.
 - services: ``~/enable`` (std_srvs/SetBool), ``~/reload`` (std_srvs/Trigger: the files are read
@@ -286,9 +287,11 @@ class CollisionMonitorNode(Node):
                 self.deferred_timer.reset()
             return
         tf_ok = self._update_root_poses(now)
+        probes_wanted = self.results.probes_wanted()  # else evaluated only for the markers
         out = monitor.step(now, root_poses=self._root_poses if tf_ok else None, tf_ok=tf_ok,
-                           on_contacts=self.results.publish_contacts)
-        self.results.publish_probes(out)
+                           on_contacts=self.results.publish_contacts, probes=probes_wanted)
+        if probes_wanted:
+            self.results.publish_probes(out)
         for w in out.warnings:
             self.get_logger().warning(w)
         if not tf_ok:
@@ -301,12 +304,12 @@ class CollisionMonitorNode(Node):
                 self.markers.offer(out)
         self.last_output = out
 
-    # -- markers: after an evaluation's answers, at most marker_rate per second -----------------
     def _build_markers(self, out, cache) -> bytes:
         """The serialized MarkerArray of ``out`` (:class:`MarkerPublisher` calls it; imported on
         first use, as the marker kernels compile then)."""
         from ambf_collision.ros.markers import build_markers
 
+        self.monitor.add_probes(out)  # (a step without a ~/probes subscriber left them out)
         return build_markers(self.model, out.result, out.probes, self.world_frame,
                              self.results.stamp(out), near=self.monitor.config.report_distance,
                              cache=cache)

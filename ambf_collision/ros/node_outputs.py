@@ -68,11 +68,14 @@ class ResultPublisher:
                                   if serializer is not None
                                   else self.prepared.contact_writer.fill(out, self.stamp(out)))
 
+    def probes_wanted(self) -> bool:
+        """True when the scene has probes and someone subscribes to ``~/probes``: the step
+        evaluates them then, to publish them right after the contacts."""
+        return self.prepared.probe_writer is not None and self.probes_pub.get_subscription_count() > 0
+
     def publish_probes(self, out) -> None:
-        """``~/probes`` of a finished step (when the scene has probes and someone subscribes)."""
+        """``~/probes`` of a finished step (called when :meth:`probes_wanted`)."""
         writer = self.prepared.probe_writer
-        if writer is None or not self.probes_pub.get_subscription_count():
-            return
         serializer = self.prepared.probe_serializer
         if out.probes is None:
             self.probes_pub.publish(writer.empty(out.status, self.stamp(out)))

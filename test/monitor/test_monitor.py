@@ -430,3 +430,41 @@ def test_evaluation_rate_counts_the_evaluations_of_the_last_second():
     assert m.evaluation_rate(now + 0.5) == pytest.approx(sum(1 for t in times if now + 0.5 - t <= 1.0))
     assert m.evaluation_rate(now + 2.0) == 0.0
     assert len(m._eval_times) <= expected   # bounded by one window
+
+
+def test_probes_left_out_of_a_step_are_evaluated_on_demand_for_that_pose_only():
+    """``step(probes=False)`` (the node without a ~/probes subscriber) leaves the probes out;
+    ``add_probes`` evaluates them later at that step's pose, and does nothing once a newer
+    evaluation changed the Data. Expectation from the demo geometry (test_node_full's
+    docstring): at the touch pose each of the 16 pad probes presses 0.0035 m into the floor with
+    7 N along +z; at home nothing touches."""
+    from conftest import DEMO_ARM, DEMO_PROBES
+
+    from ambf_collision.monitor.scene import load_scene
+
+    scene = load_scene([DEMO_ARM], [DEMO_PROBES])
+    m = CollisionMonitor(scene.model, MonitorConfig(), probes=scene.probes)
+    movable = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
+    t1 = -math.acos(0.46)
+    m.on_joint_state(movable, [0.0, t1, -math.pi - t1, 0.0], 1.0, 1.0)
+    touch = m.step(1.0, probes=False)
+    assert touch.evaluated and touch.probes is None
+    before = touch.compute_time
+    m.add_probes(touch)
+    pads = [i for i, n in enumerate(touch.probes.names) if n.startswith("pad/")]
+    assert len(pads) == 16 and touch.probes.in_contact[pads].all()
+    np.testing.assert_allclose(touch.probes.depth[pads], 0.0035, atol=1e-9)
+    np.testing.assert_allclose(touch.probes.force[pads], [[0.0, 0.0, 7.0]] * 16, atol=1e-6)
+    assert touch.compute_time > before
+    evaluated = touch.probes
+    m.add_probes(touch)  # already there: kept
+    assert touch.probes is evaluated
+
+    m.on_joint_state(movable, [0.0, t1, -math.pi - t1, 0.0], 1.1, 1.1)
+    stale = m.step(1.1, probes=False)
+    m.on_joint_state(movable, [0.0] * 4, 1.2, 1.2)
+    home = m.step(1.2, probes=False)
+    m.add_probes(stale)  # the Data holds the home pose now: not this step's
+    assert stale.probes is None
+    m.add_probes(home)
+    assert not home.probes.in_contact.any()

@@ -325,6 +325,15 @@ def test_markers_only_while_subscribed(domain, peer):
         assert arr.markers, "empty MarkerArray"
         assert any(mk.ns in (f"{FINGER}={FLOOR}", f"{FLOOR}={FINGER}") for mk in arr.markers), \
             sorted({mk.ns for mk in arr.markers})
+        # no one subscribes to ~/probes: the probes are evaluated for the markers only, at the
+        # touch pose (16 pads 0.001 m under the floor, pressing; the 2 others free)
+        (probes,) = [mk for mk in arr.markers if mk.ns == "probes"]
+        assert len(probes.points) == 18 and len(probes.colors) == 18
+        pads = [i for i, pt in enumerate(probes.points) if abs(pt.z + 0.001) < 1e-9]
+        free = {(c.r, c.g, c.b) for i, c in enumerate(probes.colors) if i not in pads}
+        assert len(pads) == 16 and len(free) == 1
+        assert not free & {(probes.colors[i].r, probes.colors[i].g, probes.colors[i].b)
+                           for i in pads}
         peer.node.destroy_subscription(markers.sub)
         n_diag = len(diags.msgs)
         drive(peer, pub, contacts, MOVABLE, TOUCH, lambda m: len(diags.msgs) >= n_diag + 2)
