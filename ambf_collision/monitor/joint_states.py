@@ -119,6 +119,10 @@ class JointStateMerger:
         # cycle; a joint is first received only a few times in a run)
         self._never_received: dict = {}
         self._oldest: float | None = None
+        # every joint received; some velocity may be known (False: none is; updates skip the
+        # clearing then)
+        self._all_received = n == 0
+        self._any_velocity = False
 
     # -- queries -----------------------------------------------------------------------------
     @property
@@ -217,9 +221,8 @@ class JointStateMerger:
         name_error, unknown_error, idx, kept = self._cached_name_checks(names, source)
         if name_error is not None:
             return reject(*name_error)
-        finite = np.isfinite(values)
-        if not finite.all():
-            i = int(np.argmin(finite))
+        if not all(map(math.isfinite, values.tolist())):  # a few joints: faster than NumPy
+            i = int(np.argmin(np.isfinite(values)))
             return reject("non_finite", f"joint {names[i]!r} has a non-finite position ({values[i]})")
         try:
             stamp = float(stamp)
@@ -256,8 +259,9 @@ class JointStateMerger:
         self.positions[idx] = values
         self.joint_stamps[idx] = stamp
         self._oldest = None
-        if not self.received[idx].all():  # a joint received for the first time
+        if not self._all_received and not self.received[idx].all():  # a first time
             self.received[idx] = True
+            self._all_received = bool(self.received.all())
             self._never_received.clear()
         self.stamp = stamp
         self.arrival = float(now)
@@ -274,20 +278,24 @@ class JointStateMerger:
             except (TypeError, ValueError):
                 v = None
         if v is None:
-            self.velocity_known[idx] = False
-            self.velocities[idx] = 0.0
+            if self._any_velocity:
+                self.velocity_known[idx] = False
+                self.velocities[idx] = 0.0
             return
         if len(idx) != len(names):  # unknown names ignored: the entries kept, in order
             v = v[self._cached_name_checks(tuple(names), source)[3]]
         finite = np.isfinite(v)
         self.velocities[idx] = np.where(finite, v, 0.0)
         self.velocity_known[idx] = finite
+        self._any_velocity = True
 
     def velocities_given(self, among=None) -> bool:
         """True when a good message came and every joint where ``among (J,)`` is true (default:
         every joint) has a known velocity."""
         if not self.good_count:
             return False
+        if not self._any_velocity:  # none known: given only when none is asked for
+            return not (self.joint_names if among is None else np.any(among))
         known = self.velocity_known if among is None else self.velocity_known | ~np.asarray(among, bool)
         return bool(known.all())
 
@@ -319,4 +327,6 @@ class JointStateMerger:
                 self.received[i] = True
         self._never_received.clear()
         self._oldest = None
+        self._all_received = bool(self.received.all())
+        self._any_velocity = bool(self.velocity_known.any())
         self.stamp, self.arrival, self.good_count = old.stamp, old.arrival, old.good_count

@@ -114,6 +114,7 @@ class CollisionMonitor:
         self._latest_evaluation = None  # the MonitorOutput whose pose the Data holds
         plain = list(getattr(model, "joint_plain_names", names))
         self.needs_value, joint_file = joint_roles(model)  # joints a joint state must give
+        self._needs_any = bool(self.needs_value.any())
         sources = [(f"ADF file {f}" if f is not None else "",
                     joint_name_table(names, plain, joint_file, f))
                    for f in (joint_sources if joint_sources is not None else [None])]
@@ -266,7 +267,7 @@ class CollisionMonitor:
             return STATUS_DISABLED, "disabled", False
         if self.idle_reason:
             return STATUS_DISABLED, self.idle_reason, False
-        needs_first = m.good_count == 0 and bool(self.needs_value.any())
+        needs_first = m.good_count == 0 and self._needs_any
         missing = m.never_received(self.required)
         has_state = not needs_first and not missing
         if m.last_error:

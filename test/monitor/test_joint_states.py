@@ -209,6 +209,22 @@ def test_velocities_known_where_given_and_finite_never_rejecting_positions():
     assert j.velocity_known.tolist() == [False, False, True]
 
 
+def test_without_any_velocity_only_an_empty_set_of_joints_has_its_velocities_given():
+    """The merger skips clearing velocities while none is known: the answers stay those of the
+    definition (every joint of ``among`` known; vacuously true for none)."""
+    j = JointStateMerger(["a", "b"])
+    assert j.update(["a", "b"], [0.1, 0.2], 1.0, 1.0) == (True, "")
+    assert j.velocity_known.tolist() == [False, False] and j.velocities.tolist() == [0.0, 0.0]
+    assert not j.velocities_given() and not j.velocities_given(among=[True, False])
+    assert j.velocities_given(among=[False, False])
+    empty = JointStateMerger([])
+    assert empty.update([], [], 1.0, 1.0)[0] and empty.velocities_given()
+    assert j.update(["b"], [0.3], 1.1, 1.1, velocities=[2.0])[0]
+    assert j.velocities_given(among=[False, True]) and not j.velocities_given()
+    assert j.update(["b"], [0.3], 1.2, 1.2)[0]  # no velocities: b unknown again
+    assert j.velocity_known.tolist() == [False, False] and j.velocities[1] == 0.0
+
+
 def test_velocities_of_ignored_unknown_names_are_skipped_in_order():
     cfg = MonitorConfig(ignore_unknown_joints=True)
     j = JointStateMerger(["a", "b"], cfg)
