@@ -19,6 +19,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+# numba checks a cached kernel against its own file only: drop the cache next to the sources when
+# any of them changed since it was kept (monitor/jit.py), so no test runs a stale kernel.
+from ambf_collision.monitor.jit import drop_stale_kernels  # noqa: E402
+
+drop_stale_kernels()
+
 # Test helper modules (ros_harness, exact_reference, ...) live beside this file; test modules
 # import the paths below with ``from conftest import ...``.
 TEST_DIR = Path(__file__).resolve().parent

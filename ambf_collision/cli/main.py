@@ -19,7 +19,7 @@ import sys
 
 from ambf_collision.cli import distance as cli_distance
 from ambf_collision.cli import model as cli_model
-from ambf_collision.monitor.jit import FirstCompile
+from ambf_collision.monitor.jit import FirstCompile, drop_stale_kernels
 from ambf_collision.probes import ProbeCheckExtension
 
 # `check --probes PROBES.yaml`: tactile probes extend the check report (registered once).
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    drop_stale_kernels()  # kernels cached before a change of the sources are compiled again
     try:
         with FirstCompile(lambda: print(COMPILING, file=sys.stderr, flush=True)):
             return int(args.func(args) or 0)

@@ -10,6 +10,12 @@ on-disk cache. What the node (``ros/scene_loading.py``) and ``ambf-collision che
   (``~/.cache/ambf_collision/numba`` by default) before numba is imported, so compiled kernels
   are still kept between runs. A ``NUMBA_CACHE_DIR`` the user has set is always kept. The
   executables call it first (``scripts/collision_monitor``, :func:`ambf_collision.ros.node.main`).
+- **Never a stale kernel.** numba checks a cached kernel against its own source file only: a
+  kernel whose callee in another file changed is loaded as it was compiled before (numba's PRs
+  8396 and 9563, which would track the other files, were not merged). A pull in a source checkout
+  or a colcon symlink install changes some files and not others, so :func:`drop_stale_kernels`
+  keeps a digest of the package's sources beside the cache next to them and deletes that cache
+  when they changed. (An install rewrites every file, which numba's own check catches.)
 - **Saying when it compiles.** :class:`CompileWatch` counts numba's compilations during the scene
   load (numba's own ``numba:compile`` events: none when every kernel comes from the cache), so
   the node logs once that it compiled and how long that took.
@@ -26,6 +32,7 @@ on-disk cache. What the node (``ros/scene_loading.py``) and ``ambf-collision che
 from __future__ import annotations
 
 import base64
+import hashlib
 import importlib
 import os
 import pickle
@@ -35,7 +42,7 @@ import time
 from pathlib import Path
 
 __all__ = ["KERNEL_FOLDERS", "CompileElsewhere", "CompileWatch", "FirstCompile", "choose_numba_cache_dir",
-           "evaluate_compiling_elsewhere", "package_root", "user_cache_dir"]
+           "drop_stale_kernels", "evaluate_compiling_elsewhere", "package_root", "user_cache_dir"]
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 """The installed ``ambf_collision`` folder (its sub-packages hold the kernels)."""
@@ -72,6 +79,45 @@ def choose_numba_cache_dir(environ=None, package_dir: Path = PACKAGE_DIR,
     folder = user_cache_dir(environ)
     environ["NUMBA_CACHE_DIR"] = str(folder)
     return str(folder)
+
+
+SOURCES_STAMP = "numba_sources.sha256"
+"""The digest of the sources the cache next to them was compiled from (in the package's
+``__pycache__``)."""
+
+
+def sources_digest(package_dir: Path) -> str:
+    """SHA-256 of every ``.py`` file of ``package_dir`` (relative paths and contents, in order;
+    a dangling link, as an install tree can keep for a deleted module, is not a source)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in package_dir.rglob("*.py") if p.is_file()):
+        digest.update(path.relative_to(package_dir).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def drop_stale_kernels(package_dir: Path | None = None, environ=None) -> int:
+    """Delete numba's cache next to the sources of ``package_dir`` (default: the package as
+    imported, :func:`package_root`) when they changed since it was kept (module docstring), and
+    note their digest; returns the number of cache files deleted. Nothing happens where numba
+    keeps its cache elsewhere (``NUMBA_CACHE_DIR`` set) or the folder is not writable."""
+    environ = os.environ if environ is None else environ
+    if package_dir is None:
+        package_dir = Path(package_root()) / "ambf_collision"
+    cache = package_dir / "__pycache__"
+    if environ.get("NUMBA_CACHE_DIR") or not os.access(cache if cache.is_dir() else package_dir,
+                                                         os.W_OK):
+        return 0
+    digest = sources_digest(package_dir)
+    stamp = cache / SOURCES_STAMP
+    if stamp.is_file() and stamp.read_text().strip() == digest:
+        return 0
+    stale = [f for pattern in ("*.nbi", "*.nbc") for f in package_dir.rglob(f"__pycache__/{pattern}")]
+    for f in stale:
+        f.unlink(missing_ok=True)
+    cache.mkdir(exist_ok=True)
+    stamp.write_text(digest + "\n")
+    return len(stale)
 
 
 class CompileWatch:

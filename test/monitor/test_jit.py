@@ -15,7 +15,7 @@ import pytest
 from numba import njit
 
 from ambf_collision.monitor.jit import (KERNEL_FOLDERS, PACKAGE_DIR, CompileElsewhere, CompileWatch,
-                                   _compile_here, _encode, choose_numba_cache_dir,
+                                   _compile_here, _encode, choose_numba_cache_dir, drop_stale_kernels,
                                    user_cache_dir)
 
 
@@ -154,3 +154,46 @@ def test_the_other_process_refuses_a_module_imported_from_another_file(fresh_ker
     finally:
         k.__file__ = elsewhere
     assert k.plus_one.signatures == []  # refused before compiling
+
+
+def _package(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "geometry" / "__pycache__").mkdir(parents=True)
+    (pkg / "geometry" / "kernel.py").write_text("x = 1\n")
+    (pkg / "geometry" / "callee.py").write_text("y = 2\n")
+    return pkg
+
+
+def _cache_files(pkg, names=("kernel.f-1.py311.nbi", "kernel.f-1.py311.1.nbc")):
+    for name in names:
+        (pkg / "geometry" / "__pycache__" / name).write_bytes(b"cached")
+    return sorted(p.name for p in pkg.rglob("__pycache__/*.nb?"))
+
+
+def test_the_cache_next_to_the_sources_is_dropped_when_any_source_changed(tmp_path):
+    """numba would load kernel.f compiled against the old callee.py (it checks kernel.py only)."""
+    pkg = _package(tmp_path)
+    assert len(_cache_files(pkg)) == 2
+    assert drop_stale_kernels(pkg, environ={}) == 2  # no digest kept yet: nothing is trusted
+    assert _cache_files(pkg) == ["kernel.f-1.py311.1.nbc", "kernel.f-1.py311.nbi"]
+    assert drop_stale_kernels(pkg, environ={}) == 0  # same sources: the cache stays
+    (pkg / "geometry" / "callee.py").write_text("y = 3\n")  # another file than the kernel's
+    assert drop_stale_kernels(pkg, environ={}) == 2
+    assert not list(pkg.rglob("*.nb?")) and drop_stale_kernels(pkg, environ={}) == 0
+    (pkg / "geometry" / "moved.py").write_text("y = 3\n")  # a new module changes the digest too
+    _cache_files(pkg)
+    assert drop_stale_kernels(pkg, environ={}) == 2
+
+
+def test_a_cache_kept_elsewhere_is_left_alone(tmp_path):
+    pkg = _package(tmp_path)
+    _cache_files(pkg)
+    assert drop_stale_kernels(pkg, environ={"NUMBA_CACHE_DIR": str(tmp_path / "c")}) == 0
+    assert len(list(pkg.rglob("*.nb?"))) == 2 and not (pkg / "__pycache__").exists()
+
+
+def test_a_dangling_link_in_an_install_tree_is_not_a_source(tmp_path):
+    pkg = _package(tmp_path)
+    assert drop_stale_kernels(pkg, environ={}) == 0
+    (pkg / "geometry" / "deleted.py").symlink_to(tmp_path / "gone.py")
+    assert drop_stale_kernels(pkg, environ={}) == 0
