@@ -119,8 +119,9 @@ class JointStateMerger:
         # cycle; a joint is first received only a few times in a run)
         self._never_received: dict = {}
         self._oldest: float | None = None
-        # every joint received; some velocity may be known (False: none is; updates skip the
-        # clearing then)
+        # how many joints were received (all: nothing to look for); some velocity may be known
+        # (False: none is; updates skip the clearing then)
+        self._received_count = 0
         self._all_received = n == 0
         self._any_velocity = False
 
@@ -136,6 +137,8 @@ class JointStateMerger:
 
     def never_received(self, among=None) -> list:
         """Names of the joints never received (only those where ``among (J,)`` is true)."""
+        if self._all_received:
+            return []
         key = None if among is None else np.asarray(among, bool).tobytes()
         names = self._never_received.get(key)
         if names is None:
@@ -258,11 +261,13 @@ class JointStateMerger:
         self._take_velocities(names, idx, velocities, source)
         self.positions[idx] = values
         self.joint_stamps[idx] = stamp
-        self._oldest = None
         if not self._all_received and not self.received[idx].all():  # a first time
             self.received[idx] = True
-            self._all_received = bool(self.received.all())
+            self._received_count = int(self.received.sum())
+            self._all_received = self._received_count == len(self.joint_names)
             self._never_received.clear()
+        # every received joint named: this stamp is the oldest (None: age() looks again)
+        self._oldest = stamp if 0 < len(idx) == self._received_count else None
         self.stamp = stamp
         self.arrival = float(now)
         self.good_count += 1
@@ -295,7 +300,7 @@ class JointStateMerger:
         if not self.good_count:
             return False
         if not self._any_velocity:  # none known: given only when none is asked for
-            return not (self.joint_names if among is None else np.any(among))
+            return not (self.joint_names if among is None else any(among))
         known = self.velocity_known if among is None else self.velocity_known | ~np.asarray(among, bool)
         return bool(known.all())
 
@@ -327,6 +332,7 @@ class JointStateMerger:
                 self.received[i] = True
         self._never_received.clear()
         self._oldest = None
-        self._all_received = bool(self.received.all())
+        self._received_count = int(self.received.sum())
+        self._all_received = self._received_count == len(self.joint_names)
         self._any_velocity = bool(self.velocity_known.any())
         self.stamp, self.arrival, self.good_count = old.stamp, old.arrival, old.good_count

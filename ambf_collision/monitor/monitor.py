@@ -126,6 +126,7 @@ class CollisionMonitor:
             if unknown:
                 raise ValueError(f"required_joints: unknown joint(s) {', '.join(unknown)}")
             self.required[[table[n] for n in required_joints]] = True
+        self._required_any = bool(self.required.any())
         self.idle_reason = idle_reason
         self.limiter = RateLimiter(self.config.max_rate)
         self.throttle = WarningThrottle(self.config.warning_period)
@@ -164,9 +165,9 @@ class CollisionMonitor:
 
     def report_distances(self) -> tuple:
         """``(self pairs, environment pairs)`` report distances in effect (m)."""
-        rd = self.config.report_distance
-        return tuple(rd if d < 0.0 else d for d in (self.self_report_distance,
-                                                    self.environment_report_distance))
+        rd, self_rd, env_rd = (self.config.report_distance, self.self_report_distance,
+                               self.environment_report_distance)
+        return (rd if self_rd < 0.0 else self_rd), (rd if env_rd < 0.0 else env_rd)
 
     def take_over(self, previous: CollisionMonitor) -> None:
         """Continue from a monitor of a previous model (a reload): joint values by name, the
@@ -259,8 +260,9 @@ class CollisionMonitor:
         """Joints neither received nor coupled (they keep their last value, initially 0)."""
         return self.merger.never_received(self.needs_value)
 
-    def status(self, now: float, tf_ok: bool = True):
-        """``(status, reason, evaluate?)`` at ``now`` following the module's rules."""
+    def status(self, now: float, tf_ok: bool = True, unreceived: list | None = None):
+        """``(status, reason, evaluate?)`` at ``now`` following the module's rules
+        (``unreceived``: :meth:`unreceived`, when the caller has it)."""
         m = self.merger
         cfg = self.config
         if not self.enabled:
@@ -268,7 +270,7 @@ class CollisionMonitor:
         if self.idle_reason:
             return STATUS_DISABLED, self.idle_reason, False
         needs_first = m.good_count == 0 and self._needs_any
-        missing = m.never_received(self.required)
+        missing = m.never_received(self.required) if self._required_any else []
         has_state = not needs_first and not missing
         if m.last_error:
             return STATUS_BAD_JOINT_STATE, m.last_error, has_state and tf_ok
@@ -282,7 +284,8 @@ class CollisionMonitor:
         if 0.0 < cfg.joint_state_timeout < age < math.inf:
             return (STATUS_STALE_JOINT_STATE,
                     f"joint state is {age:.3f} s old (timeout {cfg.joint_state_timeout:g} s)", True)
-        unreceived = self.unreceived()
+        if unreceived is None:
+            unreceived = self.unreceived()
         if unreceived:
             return STATUS_OK, f"never received, kept at their last value: {_listed(unreceived)}", True
         return STATUS_OK, "", True
@@ -301,11 +304,12 @@ class CollisionMonitor:
         but on demand, by :meth:`add_probes`, while ``out`` is the latest evaluation (the node:
         when no one subscribes to its probes, only its markers show them)."""
         m = self.merger
-        status, reason, do_eval = self.status(now, tf_ok)
+        unreceived = self.unreceived()
+        status, reason, do_eval = self.status(now, tf_ok, unreceived)
         stamp = m.stamp if m.good_count else float(now)
         out = MonitorOutput(stamp=stamp, status=status, reason=reason, min_distance=math.inf,
                             pairs_checked=0, contact_rows=self._no_rows, time=float(now),
-                            joint_state_age=m.age(now), unreceived=self.unreceived(),
+                            joint_state_age=m.age(now), unreceived=unreceived,
                             joint_names=self.joint_names)
         if do_eval:
             self._evaluate(out, root_poses, now, on_contacts, probes)

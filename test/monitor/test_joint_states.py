@@ -233,3 +233,24 @@ def test_velocities_of_ignored_unknown_names_are_skipped_in_order():
     k = JointStateMerger(["b", "a"], cfg)
     k.take_over(j)
     assert k.velocities.tolist() == [2.0, 1.0] and k.velocity_known.all()
+
+
+def test_age_counts_from_the_oldest_joint_after_full_and_partial_messages():
+    """A message naming every joint sets the oldest stamp to its own (even an earlier one than a
+    joint had); a partial one leaves the others' stamps in the count; no joint, no age."""
+    j = JointStateMerger(["a", "b"])
+    assert j.update(["a", "b"], [0.0, 0.0], 5.0, 5.0)[0] and j.age(9.0) == 4.0
+    assert j.update(["a"], [0.0], 7.0, 7.0)[0] and j.age(9.0) == 4.0  # b (5 s) is the oldest
+    assert j.update(["b", "a"], [0.0, 0.0], 6.0, 7.0)[0] and j.age(9.0) == 3.0  # both 6 s now
+    assert j.never_received() == [] and j.never_received([True, False]) == []
+    empty = JointStateMerger([])
+    assert empty.update([], [], 1.0, 1.0)[0] and empty.age(5.0) == math.inf
+
+
+def test_age_when_a_message_names_every_joint_received_so_far():
+    j = JointStateMerger(["a", "b", "c"])
+    assert j.update(["a", "b"], [0.0, 0.0], 5.0, 5.0)[0] and j.age(9.0) == 4.0
+    assert j.update(["b", "a"], [0.0, 0.0], 7.0, 7.0)[0] and j.age(9.0) == 2.0  # c never came
+    assert j.update(["c"], [0.0], 8.0, 8.0)[0] and j.age(9.0) == 2.0  # a and b: 7 s
+    assert j.update(["a", "b"], [0.0, 0.0], 8.5, 8.5)[0] and j.age(9.0) == 1.0  # c: 8 s
+    assert j.update(["a", "b", "c"], [0.0] * 3, 6.0, 8.5)[0] and j.age(9.0) == 3.0
