@@ -122,7 +122,6 @@ class JointStateMerger:
         # how many joints were received (all: nothing to look for); some velocity may be known
         # (False: none is; updates skip the clearing then)
         self._received_count = 0
-        self._all_received = n == 0
         self._any_velocity = False
 
     # -- queries -----------------------------------------------------------------------------
@@ -137,7 +136,7 @@ class JointStateMerger:
 
     def never_received(self, among=None) -> list:
         """Names of the joints never received (only those where ``among (J,)`` is true)."""
-        if self._all_received:
+        if self._received_count == len(self.joint_names):
             return []
         key = None if among is None else np.asarray(among, bool).tobytes()
         names = self._never_received.get(key)
@@ -261,10 +260,9 @@ class JointStateMerger:
         self._take_velocities(names, idx, velocities, source)
         self.positions[idx] = values
         self.joint_stamps[idx] = stamp
-        if not self._all_received and not self.received[idx].all():  # a first time
-            self.received[idx] = True
+        if self._received_count < len(self.joint_names) and not self.received[idx].all():
+            self.received[idx] = True  # a joint received for the first time
             self._received_count = int(self.received.sum())
-            self._all_received = self._received_count == len(self.joint_names)
             self._never_received.clear()
         # every received joint named: this stamp is the oldest (None: age() looks again)
         self._oldest = stamp if 0 < len(idx) == self._received_count else None
@@ -333,6 +331,5 @@ class JointStateMerger:
         self._never_received.clear()
         self._oldest = None
         self._received_count = int(self.received.sum())
-        self._all_received = self._received_count == len(self.joint_names)
         self._any_velocity = bool(self.velocity_known.any())
         self.stamp, self.arrival, self.good_count = old.stamp, old.arrival, old.good_count
