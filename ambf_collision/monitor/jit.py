@@ -81,9 +81,11 @@ def choose_numba_cache_dir(environ=None, package_dir: Path = PACKAGE_DIR,
     return str(folder)
 
 
-SOURCES_STAMP = "numba_sources.sha256"
-"""The digest of the sources the cache next to them was compiled from (in the package's
-``__pycache__``)."""
+SOURCES_STAMP = "numba_sources-{tree}.sha256"
+"""The digest of the sources the cache next to them was compiled from, in the package's
+``__pycache__``; ``tree``: a digest of the package folder's path, so that each copy of the
+package keeps its own (a colcon symlink install links the files of the source tree's
+``__pycache__`` into its own: one shared file would have two trees drop each other's cache)."""
 
 
 def sources_digest(package_dir: Path) -> str:
@@ -109,13 +111,15 @@ def drop_stale_kernels(package_dir: Path | None = None, environ=None) -> int:
                                                          os.W_OK):
         return 0
     digest = sources_digest(package_dir)
-    stamp = cache / SOURCES_STAMP
+    tree = hashlib.sha256(str(package_dir).encode()).hexdigest()[:16]
+    stamp = cache / SOURCES_STAMP.format(tree=tree)
     if stamp.is_file() and stamp.read_text().strip() == digest:
         return 0
     stale = [f for pattern in ("*.nbi", "*.nbc") for f in package_dir.rglob(f"__pycache__/{pattern}")]
     for f in stale:
         f.unlink(missing_ok=True)
     cache.mkdir(exist_ok=True)
+    stamp.unlink(missing_ok=True)  # a link to another tree's stamp is not written through
     stamp.write_text(digest + "\n")
     return len(stale)
 

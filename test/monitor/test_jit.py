@@ -197,3 +197,20 @@ def test_a_dangling_link_in_an_install_tree_is_not_a_source(tmp_path):
     assert drop_stale_kernels(pkg, environ={}) == 0
     (pkg / "geometry" / "deleted.py").symlink_to(tmp_path / "gone.py")
     assert drop_stale_kernels(pkg, environ={}) == 0
+
+
+def test_two_trees_sharing_a_linked_stamp_keep_their_own(tmp_path):
+    """A colcon symlink install links the source tree's __pycache__ files, the sources' digest
+    among them, into its own: each tree's digest is its own file, and the link is not written
+    through (two trees would otherwise drop each other's cache at every start)."""
+    src, install = _package(tmp_path / "src"), _package(tmp_path / "install")
+    (install / "geometry" / "generated.py").write_text("z = 0\n")  # the install has more files
+    assert drop_stale_kernels(src, environ={}) == 0
+    for stamp in (src / "__pycache__").iterdir():
+        (install / "__pycache__").mkdir(exist_ok=True)
+        (install / "__pycache__" / stamp.name).symlink_to(stamp)
+    assert drop_stale_kernels(install, environ={}) == 0
+    _cache_files(src), _cache_files(install)
+    for _ in range(2):  # each start of either finds its own digest current
+        assert drop_stale_kernels(src, environ={}) == 0
+        assert drop_stale_kernels(install, environ={}) == 0
