@@ -106,10 +106,9 @@ def drop_stale_kernels(package_dir: Path | None = None, environ=None) -> int:
     environ = os.environ if environ is None else environ
     if package_dir is None:
         package_dir = Path(package_root()) / "ambf_collision"
-    cache = package_dir / "__pycache__"
-    if environ.get("NUMBA_CACHE_DIR") or not os.access(cache if cache.is_dir() else package_dir,
-                                                         os.W_OK):
+    if environ.get("NUMBA_CACHE_DIR") or not _writable(package_dir):
         return 0
+    cache = package_dir / "__pycache__"
     digest = sources_digest(package_dir)
     tree = hashlib.sha256(str(package_dir).encode()).hexdigest()[:16]
     stamp = cache / SOURCES_STAMP.format(tree=tree)
