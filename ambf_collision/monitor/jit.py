@@ -46,8 +46,9 @@ __all__ = ["KERNEL_FOLDERS", "CompileElsewhere", "CompileWatch", "FirstCompile",
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 """The installed ``ambf_collision`` folder (its sub-packages hold the kernels)."""
-KERNEL_FOLDERS = ("geometry", "model", "probes", "ros")
-"""The sub-packages of :data:`PACKAGE_DIR` with compiled kernels (``ros``: the markers')."""
+KERNEL_FOLDERS = ("geometry", "model", "probes", "monitor", "ros")
+"""The sub-packages of :data:`PACKAGE_DIR` with compiled kernels (``monitor``: the joint-state
+merge; ``ros``: the markers')."""
 
 
 def user_cache_dir(environ=None) -> Path:

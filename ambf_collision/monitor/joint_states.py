@@ -25,6 +25,10 @@ import math
 import numpy as np
 
 from ambf_collision.monitor.config import MonitorConfig
+from ambf_collision.monitor.merge_kernel import (ANY_VELOCITY, BAD_STAMP, CODE_NAMES, FUTURE,
+                                                NON_FINITE, OK, OLDEST, RECEIVED, STAMP,
+                                                STATE_SIZE, UNKNOWN, UNSTAMPED,
+                                                merge_joint_values, summarize_joints)
 
 __all__ = ["JointStateMerger", "joint_name_table", "joint_roles"]
 
@@ -81,6 +85,9 @@ class JointStateMerger:
     source that accepts every joint by its qualified name, plus ``aliases`` (name -> index).
     Each accepted message updates only the joints it names; a rejected one changes nothing.
 
+    A message's names are checked here, once per distinct name list; its numbers are checked and
+    merged by one compiled call (:func:`~ambf_collision.monitor.merge_kernel.merge_joint_values`).
+
     State: ``positions (J,)``, ``received (J,)`` bool, ``joint_stamps (J,)`` (s; -inf while
     never received), ``velocities (J,)`` (0 where unknown) and ``velocity_known (J,)`` bool
     (see the module docstring), ``stamp`` (s) of the latest good message, ``good_count``,
@@ -90,6 +97,7 @@ class JointStateMerger:
 
     NAMES_CACHE_SIZE = 64  # distinct (source, name list) verdicts remembered (cleared when full)
     NAMES_CACHE_LENGTH = 256  # name lists longer than this are checked, not remembered
+    _NO_VELOCITIES = np.zeros(0)
 
     def __init__(self, joint_names, config: MonitorConfig | None = None, aliases=None,
                  sources=None):
@@ -107,24 +115,25 @@ class JointStateMerger:
         self.received = np.zeros(n, dtype=bool)
         self.velocities = np.zeros(n)
         self.velocity_known = np.zeros(n, dtype=bool)
-        self.stamp = 0.0
+        self._state = np.zeros(STATE_SIZE)  # merge_kernel's STAMP, RECEIVED, OLDEST, ANY_VELOCITY
+        self._state[OLDEST] = math.inf
         self.arrival = -math.inf
         self.good_count = 0
         self.bad_count = 0
         self.last_error = ""
         self.last_code = ""
         self._names_cache: dict = {}
-        # what never_received computed, until a joint is received for the first time, and the
-        # oldest stamp age uses, until joint_stamps change (the monitor asks several times per
-        # cycle; a joint is first received only a few times in a run)
+        # what never_received computed, for the received count it was computed at (a joint is
+        # first received only a few times in a run; the monitor asks several times per cycle)
         self._never_received: dict = {}
-        self._oldest: float | None = None
-        # how many joints were received (all: nothing to look for); some velocity may be known
-        # (False: none is; updates skip the clearing then)
-        self._received_count = 0
-        self._any_velocity = False
+        self._never_received_at = 0
 
     # -- queries -----------------------------------------------------------------------------
+    @property
+    def stamp(self) -> float:
+        """Stamp (s) of the latest good message (0 before the first)."""
+        return float(self._state[STAMP])
+
     @property
     def bad(self) -> bool:
         """True when the latest message was rejected."""
@@ -136,8 +145,12 @@ class JointStateMerger:
 
     def never_received(self, among=None) -> list:
         """Names of the joints never received (only those where ``among (J,)`` is true)."""
-        if self._received_count == len(self.joint_names):
+        count = int(self._state[RECEIVED])
+        if count == len(self.joint_names):
             return []
+        if count != self._never_received_at:
+            self._never_received.clear()
+            self._never_received_at = count
         key = None if among is None else np.asarray(among, bool).tobytes()
         names = self._never_received.get(key)
         if names is None:
@@ -149,40 +162,34 @@ class JointStateMerger:
         """Seconds since the oldest stamp of the received joints (+inf when none was received;
         never negative). Per-joint stamps make a stopped partial publisher visible even while
         others keep publishing."""
-        oldest = self._oldest
-        if oldest is None:
-            rec = self.received
-            oldest = self._oldest = float(self.joint_stamps[rec].min()) if rec.any() else math.inf
+        oldest = float(self._state[OLDEST])
         return math.inf if oldest == math.inf else max(0.0, now - oldest)
 
     # -- validation --------------------------------------------------------------------------
     def _name_checks(self, names: tuple, source: int):
-        """Verdict on the names alone: ``(error, unknown_error, indices, kept positions)``;
-        ``error``/``unknown_error`` are ``(code, reason)`` or None (the unknown-name check comes
-        after the stamp checks); ``kept`` is None when every position is used."""
+        """Verdict on the names alone: ``(error, unknown_error, targets)``; ``error`` /
+        ``unknown_error`` are ``(code, reason)`` or None (the unknown-name check comes after the
+        stamp checks); ``targets (n,)`` intp: each name's joint index, -1 where it is ignored."""
         for i, n in enumerate(names):
             if not isinstance(n, str) or not n.strip():
-                return ("empty_name", f"joint name #{i} is empty"), None, None, None
+                return ("empty_name", f"joint name #{i} is empty"), None, None
         if len(set(names)) != len(names):
             dup = next(n for i, n in enumerate(names) if n in names[:i])
-            return ("duplicate", f"joint {dup!r} appears twice"), None, None, None
+            return ("duplicate", f"joint {dup!r} appears twice"), None, None
         label, table = self.sources[source]
         targets = [table.get(n) for n in names]
         known = [t for t in targets if t is not None]
         if len(set(known)) != len(known):
             dup = next(n for i, n in enumerate(names)
                        if targets[i] is not None and targets[i] in targets[:i])
-            return ("duplicate", f"joint {dup!r} appears twice (by another name)"), None, None, None
+            return ("duplicate", f"joint {dup!r} appears twice (by another name)"), None, None
         unknown = [n for n, t in zip(names, targets) if t is None]
         unknown_error = None
         if unknown and not self.config.ignore_unknown_joints:
             shown = ", ".join(repr(n) for n in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
             where = f" (source {label})" if label else ""
             unknown_error = ("unknown", f"unknown joint name(s) {shown}{where}")
-        keep = [k for k, t in enumerate(targets) if t is not None]
-        idx = np.array([targets[k] for k in keep], dtype=np.intp)
-        kept = None if len(keep) == len(names) else np.array(keep, dtype=np.intp)
-        return None, unknown_error, idx, kept
+        return None, unknown_error, np.array([-1 if t is None else t for t in targets], np.intp)
 
     def _cached_name_checks(self, names: tuple, source: int):
         if len(names) > self.NAMES_CACHE_LENGTH:  # a verdict not worth keeping the names for
@@ -199,111 +206,90 @@ class JointStateMerger:
             self._names_cache[key] = verdict
         return verdict
 
-    def check(self, names, positions, stamp: float, now: float, source: int = 0):
-        """Validate one message.
-
-        Returns ``(code, reason, effective stamp, indices, values)``; ``code`` is "" when the
-        message is good, else the first failing check in this order: ``length``,
-        ``empty_name``, ``duplicate``, ``non_finite``, ``bad_stamp``, ``unstamped``, ``future``,
-        ``past``, ``unknown``. A stamp of 0 (unstamped) is refused, or becomes ``now`` with
-        ``accept_unstamped``.
-        """
-        cfg = self.config
-
-        def reject(code, reason):
-            return code, reason, stamp, None, None
-
-        try:
-            names = tuple(names)
-            values = np.asarray(positions, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            return reject("non_finite", "positions are not numbers")
-        if len(names) != values.size:
-            return reject("length", f"{len(names)} names but {values.size} positions")
-        name_error, unknown_error, idx, kept = self._cached_name_checks(names, source)
-        if name_error is not None:
-            return reject(*name_error)
-        if not all(map(math.isfinite, values.tolist())):  # a few joints: faster than NumPy
-            i = int(np.argmin(np.isfinite(values)))
-            return reject("non_finite", f"joint {names[i]!r} has a non-finite position ({values[i]})")
-        try:
-            stamp = float(stamp)
-        except (TypeError, ValueError):
-            return reject("bad_stamp", f"stamp {stamp!r} is not a number")
-        if not math.isfinite(stamp):
-            return reject("bad_stamp", f"stamp {stamp} is not finite")
-        if stamp == 0.0:
-            if not cfg.accept_unstamped:
-                return reject("unstamped", "stamp is 0 (the message is not stamped): stamp it, "
-                                           "or set accept_unstamped to stamp it on arrival")
-            stamp = float(now)
-        if stamp > now + cfg.future_tolerance:
-            return reject("future", f"stamp is {stamp - now:.3f} s in the future "
-                                    f"(tolerance {cfg.future_tolerance:g} s)")
-        if stamp < now - cfg.max_stamp_age:
-            return reject("past", f"stamp is {now - stamp:.3f} s in the past "
-                                  f"(limit {cfg.max_stamp_age:g} s)")
-        if unknown_error is not None:
-            return reject(*unknown_error)
-        return "", "", stamp, idx, (values if kept is None else values[kept])
-
     # -- state changes -------------------------------------------------------------------------
     def update(self, names, positions, stamp: float, now: float, source: int = 0,
                velocities=None):
         """Apply one message from ``source``; returns ``(accepted, reason)`` ("" when
-        accepted). The code of the latest rejection is kept in ``last_code``. ``velocities``:
-        the message's ``velocity`` list (None or empty: none given)."""
-        code, error, stamp, idx, values = self.check(names, positions, stamp, now, source)
-        if code:
-            self.reject(code, error)
-            return False, error
-        self._take_velocities(names, idx, velocities, source)
-        self.positions[idx] = values
-        self.joint_stamps[idx] = stamp
-        if self._received_count < len(self.joint_names) and not self.received[idx].all():
-            self.received[idx] = True  # a joint received for the first time
-            self._received_count = int(self.received.sum())
-            self._never_received.clear()
-        # every received joint named: this stamp is the oldest (None: age() looks again)
-        self._oldest = stamp if 0 < len(idx) == self._received_count else None
-        self.stamp = stamp
-        self.arrival = float(now)
+        accepted). The code of the latest rejection is kept in ``last_code``.
+
+        ``velocities``: the message's ``velocity`` list (None or empty: none given). The first
+        failing check rejects the message, in this order: ``length``, ``empty_name``,
+        ``duplicate``, ``non_finite``, ``bad_stamp``, ``unstamped``, ``future``, ``past``,
+        ``unknown``. A stamp of 0 (unstamped) is refused, or becomes ``now`` with
+        ``accept_unstamped``.
+        """
+        try:
+            names = tuple(names)
+            values = np.array(positions, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            return self._refuse("non_finite", "positions are not numbers")
+        if len(names) != values.size:
+            return self._refuse("length", f"{len(names)} names but {values.size} positions")
+        name_error, unknown_error, targets = self._cached_name_checks(names, source)
+        if name_error is not None:
+            return self._refuse(*name_error)
+        try:
+            stamp = float(stamp)
+        except (TypeError, ValueError):
+            return self._refuse("bad_stamp", f"stamp {stamp!r} is not a number")
+        cfg = self.config
+        now = float(now)
+        code = merge_joint_values(
+            values, self._velocity_values(velocities, len(names)), targets, stamp, now,
+            float(cfg.future_tolerance), float(cfg.max_stamp_age), bool(cfg.accept_unstamped),
+            unknown_error is not None, self.positions, self.joint_stamps, self.received,
+            self.velocities, self.velocity_known, self._state)
+        if code != OK:
+            return self._refuse(CODE_NAMES[code],
+                                unknown_error[1] if code == UNKNOWN
+                                else self._reason(code, names, values, stamp, now))
+        self.arrival = now
         self.good_count += 1
         self.last_error = self.last_code = ""
         return True, ""
 
-    def _take_velocities(self, names, idx, velocities, source: int) -> None:
-        """The velocities of an accepted message: known where given and finite."""
-        v = None
-        if velocities is not None and len(velocities) == len(names) and len(names):
-            try:
-                v = np.asarray(velocities, dtype=float).reshape(-1)
-            except (TypeError, ValueError):
-                v = None
-        if v is None:
-            if self._any_velocity:
-                self.velocity_known[idx] = False
-                self.velocities[idx] = 0.0
-            return
-        if len(idx) != len(names):  # unknown names ignored: the entries kept, in order
-            v = v[self._cached_name_checks(tuple(names), source)[3]]
-        finite = np.isfinite(v)
-        self.velocities[idx] = np.where(finite, v, 0.0)
-        self.velocity_known[idx] = finite
-        self._any_velocity = True
+    def _velocity_values(self, velocities, n: int):
+        """The message's velocities as a float64 array, empty when it gives none (None, another
+        length than its names, or not numbers)."""
+        if velocities is None or len(velocities) != n or not n:
+            return self._NO_VELOCITIES
+        try:
+            return np.array(velocities, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            return self._NO_VELOCITIES
+
+    def _reason(self, code: int, names, values, stamp: float, now: float) -> str:
+        """The reason of a rejection by :func:`merge_joint_values` (its ``code``)."""
+        cfg = self.config
+        if code == NON_FINITE:
+            i = int(np.argmin(np.isfinite(values)))
+            return f"joint {names[i]!r} has a non-finite position ({values[i]})"
+        if code == BAD_STAMP:
+            return f"stamp {stamp} is not finite"
+        if code == UNSTAMPED:
+            return ("stamp is 0 (the message is not stamped): stamp it, or set accept_unstamped "
+                    "to stamp it on arrival")
+        if code == FUTURE:
+            return (f"stamp is {stamp - now:.3f} s in the future "
+                    f"(tolerance {cfg.future_tolerance:g} s)")
+        return f"stamp is {now - stamp:.3f} s in the past (limit {cfg.max_stamp_age:g} s)"
+
+    def _refuse(self, code: str, reason: str):
+        self.reject(code, reason)
+        return False, reason
 
     def velocities_given(self, among=None) -> bool:
         """True when a good message came and every joint where ``among (J,)`` is true (default:
         every joint) has a known velocity."""
         if not self.good_count:
             return False
-        if not self._any_velocity:  # none known: given only when none is asked for
+        if not self._state[ANY_VELOCITY]:  # none known: given only when none is asked for
             return not (self.joint_names if among is None else any(among))
         known = self.velocity_known if among is None else self.velocity_known | ~np.asarray(among, bool)
         return bool(known.all())
 
     def reject(self, code: str, reason: str) -> None:
-        """Count a rejected message (``code``, ``reason`` as :meth:`check` gives them)."""
+        """Count a rejected message (``code``, ``reason`` as :meth:`update` gives them)."""
         self.bad_count += 1
         self.last_error, self.last_code = reason, code
 
@@ -312,10 +298,10 @@ class JointStateMerger:
         message) become ``now``, so ages count from the jump, not from a time now in the
         future."""
         self.joint_stamps[self.received] = now
-        self._oldest = None
         if self.good_count:
-            self.stamp = float(now)
+            self._state[STAMP] = now
             self.arrival = float(now)
+        self._summarize()
 
     def take_over(self, old: JointStateMerger) -> None:
         """Carry the values of ``old`` (a merger of a previous model) over by joint name."""
@@ -328,8 +314,9 @@ class JointStateMerger:
                 self.positions[i] = old.positions[j]
                 self.joint_stamps[i] = old.joint_stamps[j]
                 self.received[i] = True
-        self._never_received.clear()
-        self._oldest = None
-        self._received_count = int(self.received.sum())
-        self._any_velocity = bool(self.velocity_known.any())
-        self.stamp, self.arrival, self.good_count = old.stamp, old.arrival, old.good_count
+        self._state[STAMP] = old.stamp
+        self.arrival, self.good_count = old.arrival, old.good_count
+        self._summarize()
+
+    def _summarize(self) -> None:
+        summarize_joints(self.joint_stamps, self.received, self.velocity_known, self._state)

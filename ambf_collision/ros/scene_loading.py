@@ -28,6 +28,7 @@ from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        ProbeArraySerializer, ProbeArrayWriter)
 from ambf_collision.monitor.jit import CompileWatch, evaluate_compiling_elsewhere
+from ambf_collision.monitor.joint_states import JointStateMerger
 from ambf_collision.ros.markers import build_markers, marker_kernel_calls
 from ambf_collision.ros.node_parameters import parse_padding
 from ambf_collision.ros.parameters import ConfigError
@@ -90,6 +91,9 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
         model = scene.model
         data = model.create_data()
         result, probe_result, compiled_elsewhere = first_evaluation(scene, data)
+        # the joint-state merge's kernel (its types are the same for every message)
+        names = list(model.joint_names)
+        JointStateMerger(names).update(names, [0.0] * len(names), 1.0, 1.0)
         if not scene.empty:  # the markers' kernels too, whether or not markers are on now
             build_markers(model, result, probe_result, world_frame, 0.0, cache=marker_cache)
             if not len(result.contact_index) and math.isfinite(result.min_distance):

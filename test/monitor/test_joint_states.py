@@ -254,3 +254,25 @@ def test_age_when_a_message_names_every_joint_received_so_far():
     assert j.update(["c"], [0.0], 8.0, 8.0)[0] and j.age(9.0) == 2.0  # a and b: 7 s
     assert j.update(["a", "b"], [0.0, 0.0], 8.5, 8.5)[0] and j.age(9.0) == 1.0  # c: 8 s
     assert j.update(["a", "b", "c"], [0.0] * 3, 6.0, 8.5)[0] and j.age(9.0) == 3.0
+
+
+def test_every_message_reaches_one_compiled_merge():
+    """A message's numbers reach the compiled merge with the same types whatever it gives
+    (lists, ints, ``array('d')``, read-only views of serialized bytes, velocities or none), so
+    the kernel is compiled once, at start-up (the node warms it there), never at a joint state."""
+    from array import array
+
+    import numpy as np
+
+    from ambf_collision.monitor.merge_kernel import merge_joint_values
+
+    raw = np.array([0.5, -0.5]).tobytes()
+    j = JointStateMerger(["a", "b"])
+    for positions, velocities in [([1, 2], None), (array("d", [0.1, 0.2]), [3, 4]),
+                                  (np.frombuffer(raw), np.frombuffer(raw)), ((0.0, 1.0), ()),
+                                  (np.array([1.0, 2.0], np.float32), ["x", "y"])]:
+        assert j.update(["a", "b"], positions, 2, 2) == (True, "")
+        assert j.positions.tolist() == [float(p) for p in positions]
+    assert j.velocity_known.tolist() == [False, False]  # the last message's are not numbers
+    assert j.update(["a"], [math.nan], 2.0, 2.0)[0] is False
+    assert len(merge_joint_values.signatures) == 1
