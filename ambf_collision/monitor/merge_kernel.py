@@ -3,8 +3,11 @@
 :class:`~ambf_collision.monitor.joint_states.JointStateMerger` decides on a message's names in
 Python (once per distinct name list) and hands its numbers to :func:`merge_joint_values`, which
 checks the positions and the stamp and, when they pass, writes them into the merger's per-joint
-arrays. One call per message replaces a dozen NumPy calls; at 1 kHz a joint state arrives with
-cold caches, where each of those cost several microseconds (``bench/bench_latency.py``).
+arrays: one call per message where the checks and the merge were a dozen NumPy calls, and
+the only place those checks are written. Measured in process (2026-12-05), this is not faster
+than those calls were: 3.4 against 3.8 us warm, 7.8-8.4 against 6.0-6.5 us with caches
+thrashed between messages; the call itself takes about 2 us cold, the rest is the Python
+around it.
 
 Units: positions in rad or m, velocities in rad/s or m/s, stamps and times in s on the node's
 clock. Arrays are 1-D float64 unless said otherwise.
