@@ -9,17 +9,17 @@ the mesh's frame (m): ``V`` (N, 3) float64, ``F`` (M, 3) int32, ``NB`` (M, 3) in
 first branch and bound over the hierarchy with an explicit stack. A node is skipped when its
 lower bound exceeds the best squared distance found so far (plus ``MESH_PRUNE_SLACK``, which
 covers the rounding of bounds against triangle distances); of two children the nearer is
-visited first. The lower bound for a segment is the larger of the gap between the node's box
-and the segment's box, and the distance from the segment's middle to the box minus half its
-length. ``hint`` (a triangle index, e.g. the previous evaluation's closest one; -1 for none) is
+visited first. The lower bound for a segment is its exact distance to the node's box
+(:func:`_node_bound`). ``hint`` (a triangle index, e.g. the previous evaluation's closest one; -1 for none) is
 measured first, as the first upper bound. Ties between triangles go to the lowest index, and
 pruning is conservative, so the result is the same with any hint: the hint changes the speed,
 never the result.
 
 **Sign** (closed meshes): the side of a query point ``y`` with closest mesh point ``c`` is the
 sign of ``(y - c) . pseudo-normal`` of the feature holding ``c`` (Baerentzen & Aanaes 2005,
-:func:`~ambf_collision.geometry.triangles.feature_normal`); a point within ``COINCIDENT`` of the
-surface is on it (distance 0).
+:func:`~ambf_collision.geometry.triangles.feature_normal`), at every distance; within
+``COINCIDENT`` of the surface the normal is minus the unit pseudo-normal (``y - c`` is too
+short to give a direction).
 
 **Sphere and capsule** (:func:`capsule_mesh`), coal's convention: ``d`` = signed distance of the
 core minus the radius; witnesses ``p1`` on the capsule, ``p2`` on the mesh; unit normal ``n``
@@ -54,8 +54,8 @@ from numba import njit
 
 from ambf_collision.geometry import tolerances as _tol
 from ambf_collision.geometry.bvh import MAX_DEPTH
-from ambf_collision.geometry.triangles import (FACE, feature_normal, point_triangle,
-                                               segment_triangle)
+from ambf_collision.geometry.triangles import (FACE, beyond_plane, feature_normal,
+                                               point_triangle, segment_triangle)
 
 __all__ = ["closest_to_segment", "point_phi", "capsule_mesh", "capsules_mesh_batch"]
 
@@ -72,20 +72,43 @@ def _tri(V, F, t):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _node_bound(boxes, i, slo, shi, m, h):
-    """Lower bound (m^2) of the squared distance from the segment (box ``slo``-``shi``, middle
-    ``m``, half length ``h``) to node ``i``'s box."""
-    g2 = 0.0
-    m2 = 0.0
+def _slope(boxes, i, p, d, t):
+    """Half the derivative along the segment ``p + t d`` of its squared distance to box ``i``:
+    ``sum_k d_k (x_k - clamp(x_k))``, piecewise linear and non-decreasing in ``t``."""
+    h = 0.0
     for k in range(3):
-        lo, hi = boxes[i, k], boxes[i, 3 + k]
-        g = max(lo - shi[k], slo[k] - hi, 0.0)
-        g2 += g * g
-        e = max(lo - m[k], m[k] - hi, 0.0)
-        m2 += e * e
-    e = math.sqrt(m2) - h
-    if e > 0.0 and e * e > g2:
-        return e * e
+        x = p[k] + t * d[k]
+        h += d[k] * (x - min(max(x, boxes[i, k]), boxes[i, 3 + k]))
+    return h
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _node_bound(boxes, i, p, d):
+    """Squared distance (m^2) from segment ``p + t d`` (t in [0, 1]) to node ``i``'s box: the
+    convex squared distance is minimised where its slope (:func:`_slope`, linear between the
+    parameters at which a coordinate meets a box face) changes sign."""
+    tl, tr = 0.0, 1.0
+    hl, hr = _slope(boxes, i, p, d, 0.0), _slope(boxes, i, p, d, 1.0)
+    t = 0.0
+    if hl < 0.0 < hr:
+        for k in range(3):
+            if d[k] != 0.0:
+                for j in range(2):
+                    u = (boxes[i, 3 * j + k] - p[k]) / d[k]
+                    if tl < u < tr:
+                        h = _slope(boxes, i, p, d, u)
+                        if h <= 0.0:
+                            tl, hl = u, h
+                        else:
+                            tr, hr = u, h
+        t = tl + (tr - tl) * (-hl / (hr - hl))
+    elif hr <= 0.0:
+        t = 1.0
+    g2 = 0.0
+    for k in range(3):
+        x = p[k] + t * d[k]
+        e = x - min(max(x, boxes[i, k]), boxes[i, 3 + k])
+        g2 += e * e
     return g2
 
 
@@ -95,13 +118,10 @@ def closest_to_segment(V, F, boxes, nodes, p, q, hint):
     the closest triangle ``t`` (lowest index on ties), the parameter ``s`` of the closest point
     of the segment, the closest mesh point ``x`` and its feature code (module docstring)."""
     point = p[0] == q[0] and p[1] == q[1] and p[2] == q[2]
-    slo = (min(p[0], q[0]), min(p[1], q[1]), min(p[2], q[2]))
-    shi = (max(p[0], q[0]), max(p[1], q[1]), max(p[2], q[2]))
-    m = (0.5 * (p[0] + q[0]), 0.5 * (p[1] + q[1]), 0.5 * (p[2] + q[2]))
-    h = 0.5 * math.sqrt((q[0] - p[0]) ** 2 + (q[1] - p[1]) ** 2 + (q[2] - p[2]) ** 2)
+    d = (q[0] - p[0], q[1] - p[1], q[2] - p[2])
     scale = 0.0
     for k in range(3):
-        scale = max(scale, abs(boxes[0, k]), abs(boxes[0, 3 + k]), abs(slo[k]), abs(shi[k]))
+        scale = max(scale, abs(boxes[0, k]), abs(boxes[0, 3 + k]), abs(p[k]), abs(q[k]))
     slack = _SLACK * scale
     best, bt, bs, bx, bf = np.inf, -1, 0.0, (0.0, 0.0, 0.0), FACE
     if 0 <= hint < F.shape[0]:
@@ -123,6 +143,8 @@ def closest_to_segment(V, F, boxes, nodes, p, q, hint):
         if count > 0:
             for t in range(first, first + count):
                 a, b, c = _tri(V, F, t)
+                if beyond_plane(p, q, a, b, c, limit):
+                    continue
                 if point:
                     d2, x, f = point_triangle(p, a, b, c)
                     s = 0.0
@@ -132,8 +154,8 @@ def closest_to_segment(V, F, boxes, nodes, p, q, hint):
                     best, bt, bs, bx, bf = d2, t, s, x, f
                     limit = (math.sqrt(best) + slack) ** 2
             continue
-        l0 = _node_bound(boxes, first, slo, shi, m, h)
-        l1 = _node_bound(boxes, first + 1, slo, shi, m, h)
+        l0 = _node_bound(boxes, first, p, d)
+        l1 = _node_bound(boxes, first + 1, p, d)
         near, far, ln, lf = first, first + 1, l0, l1
         if l1 < l0:
             near, far, ln, lf = first + 1, first, l1, l0
@@ -154,16 +176,26 @@ def point_phi(V, F, NB, VN, boxes, nodes, closed, y, hint):
     open one) of point ``y``, its closest triangle, closest mesh point and the unit normal from
     ``y`` towards the mesh as :func:`capsule_mesh` defines it (for radius 0)."""
     d2, t, _, x, f = closest_to_segment(V, F, boxes, nodes, y, y, hint)
-    d = math.sqrt(d2)
+    phi, n = _signed(V, F, NB, VN, closed, t, f, y, x, math.sqrt(d2))
+    return phi, t, x, n
+
+
+@njit(cache=True, error_model="numpy")
+def _signed(V, F, NB, VN, closed, t, f, y, x, d):
+    """``(phi, n)`` of a query point ``y`` at distance ``d`` from its closest mesh point ``x``
+    (feature ``f`` of face ``t``): ``phi = -d`` when ``(y - x) . pseudo-normal < 0`` on a closed
+    mesh, else ``d``; ``n`` the unit normal towards the mesh (``(x - y) / d`` outside, ``(y - x)
+    / d`` inside; minus the unit pseudo-normal when ``d < COINCIDENT``, where ``x - y`` is too
+    short to give a direction)."""
     w0, w1, w2 = x[0] - y[0], x[1] - y[1], x[2] - y[2]
     g0, g1, g2 = feature_normal(V, F, NB, VN, t, f)
+    inside = closed and w0 * g0 + w1 * g1 + w2 * g2 > 0.0
+    phi = -d if inside else d
     if d < _COINCIDENT:
         lg = math.sqrt(g0 * g0 + g1 * g1 + g2 * g2)
-        return 0.0, t, x, (-g0 / lg, -g1 / lg, -g2 / lg)
-    n = (w0 / d, w1 / d, w2 / d)
-    if closed and w0 * g0 + w1 * g1 + w2 * g2 > 0.0:      # (y - x) . g < 0: inside
-        return -d, t, x, (-n[0], -n[1], -n[2])
-    return d, t, x, n
+        return phi, (-g0 / lg, -g1 / lg, -g2 / lg)
+    k = -1.0 / d if inside else 1.0 / d
+    return phi, (k * w0, k * w1, k * w2)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -230,16 +262,7 @@ def capsule_mesh(V, F, NB, VN, boxes, nodes, closed, a, b, r, hint):
     closest triangle (a good ``hint`` for the next call)."""
     d2, t, s, x, f = closest_to_segment(V, F, boxes, nodes, a, b, hint)
     y = _at(a, b, s)
-    D = math.sqrt(d2)
-    g0, g1, g2 = feature_normal(V, F, NB, VN, t, f)
-    w0, w1, w2 = x[0] - y[0], x[1] - y[1], x[2] - y[2]
-    if D >= _COINCIDENT:
-        phi, n = D, (w0 / D, w1 / D, w2 / D)
-        if closed and w0 * g0 + w1 * g1 + w2 * g2 > 0.0:     # the core is inside
-            phi, n = -D, (-n[0], -n[1], -n[2])
-    else:
-        lg = math.sqrt(g0 * g0 + g1 * g1 + g2 * g2)
-        phi, n = 0.0, (-g0 / lg, -g1 / lg, -g2 / lg)
+    phi, n = _signed(V, F, NB, VN, closed, t, f, y, x, math.sqrt(d2))
     point = a[0] == b[0] and a[1] == b[1] and a[2] == b[2]
     if closed and phi <= 0.0 and not point:
         phi, s, x, n, t = _deepest(V, F, NB, VN, boxes, nodes, a, b, t, phi, s, x, n)

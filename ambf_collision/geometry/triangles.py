@@ -28,7 +28,7 @@ from numba import njit
 
 from ambf_collision.geometry.segments import closest_parameters
 
-__all__ = ["FACE", "point_triangle", "segment_triangle", "feature_normal", "corner",
+__all__ = ["FACE", "point_triangle", "segment_triangle", "beyond_plane", "feature_normal", "corner",
            "unit_face_normal"]
 
 FACE = 0
@@ -121,6 +121,22 @@ def segment_triangle(p, q, a, b, c):
             best, x, s = d2, (x0, x1, x2), u
             feature = 4 + k if v == 0.0 else (4 + (k + 1) % 3 if v == 1.0 else 1 + k)
     return best, s, x, feature
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def beyond_plane(p, q, a, b, c, limit):
+    """True when segment ``p``-``q`` lies on one side of the plane of triangle ``abc`` farther
+    than ``sqrt(limit)`` (m^2): its distance to the triangle then exceeds it (a cheap test that
+    skips the exact kernel for most triangles a search reaches)."""
+    n0 = (b[1] - a[1]) * (c[2] - a[2]) - (b[2] - a[2]) * (c[1] - a[1])
+    n1 = (b[2] - a[2]) * (c[0] - a[0]) - (b[0] - a[0]) * (c[2] - a[2])
+    n2 = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+    hp = (p[0] - a[0]) * n0 + (p[1] - a[1]) * n1 + (p[2] - a[2]) * n2
+    hq = (q[0] - a[0]) * n0 + (q[1] - a[1]) * n1 + (q[2] - a[2]) * n2
+    if (hp > 0.0) != (hq > 0.0) or hp == 0.0 or hq == 0.0:
+        return False
+    h = min(abs(hp), abs(hq))
+    return h * h > limit * (n0 * n0 + n1 * n1 + n2 * n2)
 
 
 @njit(cache=True, error_model="numpy")

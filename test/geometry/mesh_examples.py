@@ -35,13 +35,15 @@ def grid(n, m):
     return np.concatenate([np.stack([a, b, c], -1).reshape(-1, 3), np.stack([a, c, d], -1).reshape(-1, 3)])
 
 
-def torus(R=1.0, r=0.3, n=48, m=24, center=(0.0, 0.0, 0.0), axis=2):
-    """A torus about the coordinate axis ``axis`` through ``center``."""
+def torus(R=1.0, r=0.3, n=48, m=24, center=(0.0, 0.0, 0.0), axis=2, bump=0.0):
+    """A torus about the coordinate axis ``axis`` through ``center``; ``bump`` > 0 modulates the
+    tube radius by ``1 + bump sin(7 u) sin(5 v)`` (an uneven, anatomy-like surface)."""
     u = 2 * np.pi * np.arange(n) / n
     v = 2 * np.pi * np.arange(m) / m
     U, W = np.meshgrid(u, v, indexing="ij")
-    rho = R + r * np.cos(W)
-    P = np.stack([rho * np.cos(U), rho * np.sin(U), r * np.sin(W)], -1).reshape(-1, 3)
+    rt = r * (1.0 + bump * np.sin(7 * U) * np.sin(5 * W))
+    rho = R + rt * np.cos(W)
+    P = np.stack([rho * np.cos(U), rho * np.sin(U), rt * np.sin(W)], -1).reshape(-1, 3)
     P = np.roll(P, axis - 2, axis=1) + np.asarray(center)
     return P, outward(P, grid(n, m).astype(np.int64))
 
