@@ -40,23 +40,17 @@ def point_triangle(p, a, b, c):
     point ``x`` (3-tuple) and the feature code holding ``x`` (module docstring)."""
     ab0, ab1, ab2 = b[0] - a[0], b[1] - a[1], b[2] - a[2]
     ac0, ac1, ac2 = c[0] - a[0], c[1] - a[1], c[2] - a[2]
-    ap0, ap1, ap2 = p[0] - a[0], p[1] - a[1], p[2] - a[2]
-    d1 = ab0 * ap0 + ab1 * ap1 + ab2 * ap2
-    d2 = ac0 * ap0 + ac1 * ap1 + ac2 * ap2
+    d1, d2 = _dots(p, a, ab0, ab1, ab2, ac0, ac1, ac2)
     if d1 <= 0.0 and d2 <= 0.0:
         return _result(p, a[0], a[1], a[2], 4)
-    bp0, bp1, bp2 = p[0] - b[0], p[1] - b[1], p[2] - b[2]
-    d3 = ab0 * bp0 + ab1 * bp1 + ab2 * bp2
-    d4 = ac0 * bp0 + ac1 * bp1 + ac2 * bp2
+    d3, d4 = _dots(p, b, ab0, ab1, ab2, ac0, ac1, ac2)
     if d3 >= 0.0 and d4 <= d3:
         return _result(p, b[0], b[1], b[2], 5)
     vc = d1 * d4 - d3 * d2
     if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
         v = d1 / (d1 - d3)
         return _result(p, a[0] + v * ab0, a[1] + v * ab1, a[2] + v * ab2, 1)
-    cp0, cp1, cp2 = p[0] - c[0], p[1] - c[1], p[2] - c[2]
-    d5 = ab0 * cp0 + ab1 * cp1 + ab2 * cp2
-    d6 = ac0 * cp0 + ac1 * cp1 + ac2 * cp2
+    d5, d6 = _dots(p, c, ab0, ab1, ab2, ac0, ac1, ac2)
     if d6 >= 0.0 and d5 <= d6:
         return _result(p, c[0], c[1], c[2], 6)
     vb = d5 * d2 - d1 * d6
@@ -71,6 +65,13 @@ def point_triangle(p, a, b, c):
     v = vb / den
     w = vc / den
     return _result(p, a[0] + ab0 * v + ac0 * w, a[1] + ab1 * v + ac1 * w, a[2] + ab2 * v + ac2 * w, FACE)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _dots(p, v, ab0, ab1, ab2, ac0, ac1, ac2):
+    """``(ab . (p - v), ac . (p - v))``."""
+    w0, w1, w2 = p[0] - v[0], p[1] - v[1], p[2] - v[2]
+    return ab0 * w0 + ab1 * w1 + ab2 * w2, ac0 * w0 + ac1 * w1 + ac2 * w2
 
 
 @njit(cache=True, error_model="numpy", inline="always")

@@ -67,11 +67,16 @@ def test_obj_vertices_only(tmp_path):
     ("m.stl", binary_stl([((0, 0, 0), (float("inf"), 0, 0), (0, 1, 0))]), "vertex 1 is not finite"),
 ])
 def test_broken_files_name_the_file_and_reason(tmp_path, name, data, reason):
-    p = tmp_path / name
-    p.write_bytes(data)
+    assert_refused(tmp_path / name, data, read_mesh_vertices, reason)
+
+
+def assert_refused(path, data, reader, reason):
+    """``reader`` refuses the file ``data`` written at ``path`` with a message that starts
+    with the path and gives ``reason``."""
+    path.write_bytes(data)
     with pytest.raises(MeshError) as ei:
-        read_mesh_vertices(p)
-    assert str(ei.value).startswith(str(p)) and reason in str(ei.value)
+        reader(path)
+    assert str(ei.value).startswith(str(path)) and reason in str(ei.value)
 
 
 def test_missing_file(tmp_path):
@@ -135,11 +140,7 @@ def test_read_mesh_obj_polygons_relative_indices_and_slashes(tmp_path):
     ("m.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 -2e6\nf 1 2 3\n", "vertex 2 has a coordinate beyond the limit of 1e+06"),
 ])
 def test_read_mesh_bad_files(tmp_path, name, data, reason):
-    p = tmp_path / name
-    p.write_bytes(data)
-    with pytest.raises(MeshError) as ei:
-        read_mesh(p)
-    assert str(ei.value).startswith(str(p)) and reason in str(ei.value)
+    assert_refused(tmp_path / name, data, read_mesh, reason)
 
 
 def test_triangle_limit_is_checked_from_the_header_before_reading(tmp_path, monkeypatch):
