@@ -4,8 +4,9 @@ Quaternions are ``[x, y, z, w]`` (the ROS ``geometry_msgs/Quaternion`` order).
 A rigid transform is a pair ``(R, t)``: ``x_parent = R @ x_child + t``.
 Every function accepts a leading batch shape (``(..., 3)``, ``(..., 4)``,
 ``(..., 3, 3)``) and works without Python loops; :func:`rotation_quaternion` is the compiled
-scalar form that :func:`matrix_to_quat` runs on each matrix and kernels call, and
-:func:`transform_rows` the compiled move of points or directions by their frames' poses.
+scalar form that :func:`matrix_to_quat` runs on each matrix and kernels call;
+:func:`transform_rows` (points or directions moved by their frames' poses) and
+:func:`compose_row` (one pose times another) are the compiled rigid transforms kernels call.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "matrix_to_quat",
     "rotation_quaternion",
     "transform_rows",
+    "compose_row",
     "rpy_to_matrix",
     "matrix_to_rpy",
     "axis_angle_to_matrix",
@@ -100,6 +102,17 @@ def transform_rows(frame_R, frame_t, frame, local, out, translate):
             v = (frame_R[f, r, 0] * local[i, 0] + frame_R[f, r, 1] * local[i, 1]
                  + frame_R[f, r, 2] * local[i, 2])
             out[i, r] = v + frame_t[f, r] if translate else v
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def compose_row(A_R, A_t, a, B_R, B_t, b, out_R, out_t, o):
+    """``(out_R[o], out_t[o]) = (A_R[a], A_t[a]) * (B_R[b], B_t[b])``, i.e. ``x -> R_A (R_B x +
+    t_B) + t_A`` with the poses ``a`` of the tables ``A_R (., 3,3)``, ``A_t (., 3)`` and ``b``
+    of ``B_R``, ``B_t`` (m); the output may be another row of A's tables."""
+    for i in range(3):
+        for j in range(3):
+            out_R[o, i, j] = A_R[a, i, 0] * B_R[b, 0, j] + A_R[a, i, 1] * B_R[b, 1, j] + A_R[a, i, 2] * B_R[b, 2, j]
+        out_t[o, i] = A_R[a, i, 0] * B_t[b, 0] + A_R[a, i, 1] * B_t[b, 1] + A_R[a, i, 2] * B_t[b, 2] + A_t[a, i]
 
 
 @njit(cache=True, error_model="numpy")

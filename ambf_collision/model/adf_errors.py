@@ -25,5 +25,6 @@ class AdfError(_Located, ValueError):
 
 class AdfWarning(_Located, UserWarning):
     """Something in an ADF file that this project cannot honour, reads leniently as AMBF does,
-    or that leaves a body without collision. Issued through :func:`warnings.warn`, at most once
-    per file, entry and key."""
+    or that leaves a body without collision. Issued through :func:`warnings.warn` once per file,
+    key and message, when the file has loaded; ``entry`` then names every entry it concerns (the
+    first four and the count of the others: ``BODY a, BODY b, BODY c, BODY d and 17 more``)."""

@@ -49,7 +49,6 @@ from ambf_collision.model.adf import (
     AdfWorld,
 )
 from ambf_collision.model.couplings import compile_couplings, couplings_from
-from ambf_collision.model.names import NameLookupError
 from ambf_collision.model.spanning_tree import spanning_tree
 
 __all__ = ["Kinematics", "KinematicsState"]
@@ -153,18 +152,7 @@ class Kinematics:
     def joint_indices(self, names):
         """``(indices (K,), positions in names (K,), unknown names)`` for ``names``: a name that
         designates no joint, or several (``ambiguous``), is unknown."""
-        idx, keep, unknown = [], [], []
-        for i, n in enumerate(names):
-            try:
-                k = self._names.get(n)
-            except NameLookupError:
-                k = None
-            if k is None:
-                unknown.append(n)
-            else:
-                idx.append(k)
-                keep.append(i)
-        return np.array(idx, np.int64), np.array(keep, np.int64), unknown
+        return self._names.indices(names, ambiguous_unknown=True)
 
     # -- per cycle ------------------------------------------------------------------------------
 

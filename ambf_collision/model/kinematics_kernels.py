@@ -27,6 +27,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ambf_collision.geometry.transforms import compose_row, transform_rows
+
 __all__ = ["MOTION_FIXED", "MOTION_REVOLUTE", "MOTION_PRISMATIC", "CONSTRAINT_NONE",
            "CONSTRAINT_POINT", "CONSTRAINT_HINGE", "CONSTRAINT_SLIDER", "CONSTRAINT_WELD",
            "JOINT_DTYPE", "BODY_DTYPE", "COUPLING_DTYPE", "JOINT_STATE_DTYPE", "POSE_DTYPE",
@@ -232,17 +234,9 @@ def pose_bodies(K, D):
         b = order[n]
         k = joint[b]
         if k < 0:  # T_b = T_file T_location
-            f = body_file[b]
-            for i in range(3):
-                for j in range(3):
-                    R[b, i, j] = FR[f, i, 0] * LR[b, 0, j] + FR[f, i, 1] * LR[b, 1, j] + FR[f, i, 2] * LR[b, 2, j]
-                t[b, i] = FR[f, i, 0] * Lt[b, 0] + FR[f, i, 1] * Lt[b, 1] + FR[f, i, 2] * Lt[b, 2] + Ft[f, i]
+            compose_row(FR, Ft, body_file[b], LR, Lt, b, R, t, b)
         elif not reversed_[b]:  # T_b = T_p T_joint
-            p = parent[b]
-            for i in range(3):
-                for j in range(3):
-                    R[b, i, j] = R[p, i, 0] * JR[k, 0, j] + R[p, i, 1] * JR[k, 1, j] + R[p, i, 2] * JR[k, 2, j]
-                t[b, i] = R[p, i, 0] * Jt[k, 0] + R[p, i, 1] * Jt[k, 1] + R[p, i, 2] * Jt[k, 2] + t[p, i]
+            compose_row(R, t, parent[b], JR, Jt, k, R, t, b)
         else:  # T_b = T_p T_joint^-1 = (R_p JR^T, t_p - R_p JR^T Jt)
             p = parent[b]
             for i in range(3):
@@ -255,13 +249,8 @@ def pose_bodies(K, D):
 @njit(cache=True, inline="always")
 def world_joint_frames(K, D):
     """Every joint's unit axis and pivot in world, both fixed on its parent body."""
-    parent, axis, pivot = K.joint_parent, K.axis, K.parent_pivot
-    R, t, out_axis, out_origin = D.body_R, D.body_t, D.joint_axis, D.joint_origin
-    for k in range(parent.size):
-        p = parent[k]
-        for i in range(3):
-            out_axis[k, i] = R[p, i, 0] * axis[k, 0] + R[p, i, 1] * axis[k, 1] + R[p, i, 2] * axis[k, 2]
-            out_origin[k, i] = R[p, i, 0] * pivot[k, 0] + R[p, i, 1] * pivot[k, 1] + R[p, i, 2] * pivot[k, 2] + t[p, i]
+    transform_rows(D.body_R, D.body_t, K.joint_parent, K.axis, D.joint_axis, False)
+    transform_rows(D.body_R, D.body_t, K.joint_parent, K.parent_pivot, D.joint_origin, True)
 
 
 @njit(cache=True, inline="always")

@@ -129,12 +129,18 @@ class NameIndex:
                     "give the qualified name", name, names)
         return default
 
-    def indices(self, names: Iterable[str]):
+    def indices(self, names: Iterable[str], ambiguous_unknown: bool = False):
         """Batch lookup: ``(index (K,) int64, position in names of each (K,) int64, unknown
-        names list)`` for the names that designate exactly one entry; ambiguous names raise."""
+        names list)`` for the names that designate exactly one entry; ambiguous names raise
+        (:class:`NameLookupError`), or count as unknown when ``ambiguous_unknown``."""
         idx, keep, unknown = [], [], []
         for k, n in enumerate(names):
-            i = self.get(n)
+            try:
+                i = self.get(n)
+            except NameLookupError:
+                if not ambiguous_unknown:
+                    raise
+                i = None
             if i is None:
                 unknown.append(n)
             else:

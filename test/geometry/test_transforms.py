@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from ambf_collision.geometry.transforms import (axis_angle_to_matrix, matrix_to_quat,
-                                                quat_to_matrix, rotation_quaternion, transform_rows)
+                                                quat_to_matrix, rotation_quaternion, transform_rows,
+                                                compose_row, compose)
 
 S = math.sqrt(0.5)
 
@@ -67,3 +68,21 @@ def test_transform_rows_points_and_directions():
         np.testing.assert_allclose(points[i], R[f] @ x[i] + t[f], rtol=0, atol=1e-15)
         np.testing.assert_allclose(directions[i], R[f] @ x[i], rtol=0, atol=1e-15)
     transform_rows(R, t, frame[:0], x[:0], points[:0], True)  # no rows: nothing to do
+
+
+def test_compose_row_against_compose_and_in_place():
+    """One row of two pose tables composed into a third, and into another row of the first
+    table (as the tree's poses are), against :func:`compose`."""
+    rng = np.random.default_rng(11)
+    q = rng.normal(size=(4, 4))
+    R = quat_to_matrix(q / np.linalg.norm(q, axis=1, keepdims=True))
+    t = rng.normal(size=(4, 3))
+    out_R, out_t = np.zeros((2, 3, 3)), np.zeros((2, 3))
+    compose_row(R, t, 1, R, t, 3, out_R, out_t, 0)
+    eR, et = compose(R[1], t[1], R[3], t[3])
+    np.testing.assert_allclose(out_R[0], eR, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(out_t[0], et, rtol=0, atol=1e-15)
+    eR, et = compose(R[0], t[0], R[2], t[2])
+    compose_row(R, t, 0, R, t, 2, R, t, 3)  # row 3 of the same tables
+    np.testing.assert_allclose(R[3], eR, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(t[3], et, rtol=0, atol=1e-15)

@@ -100,6 +100,9 @@ def test_batch_indices(suj):
     assert idx.tolist() == [1, 3] and keep.tolist() == [0, 2] and unknown == ["nope"]
     with pytest.raises(NameLookupError):
         suj.indices(["toolyawlink"])
+    # or, asked so, an ambiguous name is unknown like one that designates nothing
+    idx, keep, unknown = suj.indices(["toolyawlink", "sujecmL0", "nope"], ambiguous_unknown=True)
+    assert idx.tolist() == [1] and keep.tolist() == [1] and unknown == ["toolyawlink", "nope"]
 
 
 _word = st.text(alphabet="ab _-", min_size=1, max_size=6).filter(lambda s: s.replace(" ", ""))
