@@ -70,7 +70,7 @@ def test_the_digest_follows_code_not_docstrings_and_imports_transitively(tmp_pat
     kernel = str(pkg / "k.py")
     assert [Path(p).name for p in kernel_files(kernel)] == ["c.py", "d.py", "k.py"]
     before = kernel_digest(kernel)
-    (pkg / "c.py").write_text('"""The callee, reworded."""\n# a comment\nfrom pkg.d import SCALE\n'
+    (pkg / "c.py").write_text('"""The callee,\nreworded."""\nfrom pkg.d import SCALE\n'
                               'def f(x):\n    """Twice."""\n    return SCALE * x\n')
     (pkg / "node.py").write_text("from pkg.k import f  # imports the kernel, not imported by it\n"
                                  "print(f)\n")
