@@ -94,15 +94,17 @@ def test_no_kernel_depends_on_the_node_or_the_command_line():
 
 def test_every_kernel_of_the_package_is_stamped_by_its_digest():
     """Each sub-package's ``__init__`` installs the locators before its modules' kernels are
-    decorated; a kernel outside the package keeps numba's own."""
+    decorated (whichever module a process imports first); a kernel outside the package keeps
+    numba's own."""
     import importlib
 
     from numba.core.registry import CPUDispatcher
 
-    cached = []
+    cached, sub_packages = [], set()
     for path in PACKAGE.rglob("*.py"):
-        if "@njit(cache=True" not in path.read_text() or path.parts[-2] == "ros":
-            continue   # ros/: needs ROS messages (test/ros checks the node's load)
+        if "@njit(cache=True" not in path.read_text():
+            continue
+        sub_packages.add(path.relative_to(PACKAGE).parts[0])
         module = importlib.import_module(
             "ambf_collision." + path.relative_to(PACKAGE).with_suffix("").as_posix().replace("/", "."))
         cached += [v for v in vars(module).values()
@@ -110,6 +112,9 @@ def test_every_kernel_of_the_package_is_stamped_by_its_digest():
     assert len(cached) >= 30
     wrong = [d.py_func.__qualname__ for d in cached if type(d._cache._impl.locator) not in LOCATORS]
     assert not wrong, wrong
+    without = [sub for sub in sorted(sub_packages) if "from ambf_collision.geometry import "
+               "kernel_cache" not in (PACKAGE / sub / "__init__.py").read_text()]
+    assert sub_packages >= {"geometry", "model", "probes", "monitor", "ros"} and not without
 
     @njit(cache=True)
     def outside(x):
