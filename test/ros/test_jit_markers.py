@@ -34,9 +34,10 @@ print(sorted(n for n in names if getattr(kernels, n).signatures))
 def test_the_install_step_compiled_every_kernel_the_nodes_load_calls():
     """After ``colcon build`` (``make test`` builds first), a node's load finds every kernel in
     numba's cache of the installed package: in a fresh process, the load of a scene other than
-    the demo the build compiled with (another robot, no probes) compiles nothing. Skipped where
-    the package is not imported from a colcon install tree."""
-    from conftest import EXAMPLES, run_fresh_python
+    the demo the build compiled with (another robot, no probes; the demo arm alone without the
+    shared examples) compiles nothing. Skipped where the package is not imported from a colcon
+    install tree."""
+    from conftest import DEMO_ARM, EXAMPLES, run_fresh_python
 
     from ambf_collision.monitor.jit import package_root
 
@@ -45,8 +46,7 @@ def test_the_install_step_compiled_every_kernel_the_nodes_load_calls():
     if "site-packages" not in package_root():
         pytest.skip("ambf_collision is not imported from an install tree")
     scene = EXAMPLES / "blender-toy-car.yaml"
-    if not scene.is_file():
-        pytest.skip(f"{scene} is missing")
+    scene = scene if scene.is_file() else DEMO_ARM
     code = f"""
 from ambf_collision.monitor.jit import CompileWatch
 from ambf_collision.ros.node_parameters import PARAMETERS
