@@ -123,9 +123,19 @@ def test_every_kernel_of_the_package_is_stamped_by_its_digest():
     assert type(outside._cache._impl.locator) not in LOCATORS
 
 
-def test_the_user_cache_folder():
+def test_the_user_cache_folder(tmp_path, monkeypatch):
+    """Where the folder next to the sources is read-only numba's next choice, the user-wide
+    locator, keeps the package's kernels in ``$XDG_CACHE_HOME/ambf_collision/numba``, stamped by
+    their digest."""
+    from ambf_collision.geometry.transforms import rotation_quaternion
+
     assert user_cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/ambf_collision/numba"
     assert user_cache_dir({}) == str(Path.home() / ".cache" / "ambf_collision" / "numba")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    source = rotation_quaternion.py_func.__code__.co_filename
+    user_wide = LOCATORS[2].from_function(rotation_quaternion.py_func, source)
+    assert Path(user_wide.get_cache_path()).parent == tmp_path / "ambf_collision" / "numba"
+    assert user_wide.get_source_stamp()[1] == kernel_digest(source)
 
 
 KERNEL = '''
