@@ -39,6 +39,7 @@ __all__ = [
     "GJK_TOLERANCE",
     "coal_distance",
     "coal_geometry",
+    "coal_mesh",
     "distance_request",
     "solid_pair_distance",
     "to_coal",
@@ -206,3 +207,15 @@ def solid_pair_distance(s1, s2):
     g1, tf1 = to_coal(s1)
     g2, tf2 = to_coal(s2)
     return coal_distance(g1, tf1, g2, tf2)
+
+
+def coal_mesh(V, F):
+    """coal ``BVHModelOBBRSS`` of the triangles ``F`` (M, 3) of vertices ``V`` (N, 3) (m, the
+    mesh frame): coal's exact mesh distance when apart, the oracle of the mesh queries."""
+    coal = _get_coal()
+    model = coal.BVHModelOBBRSS()
+    model.beginModel(len(F), len(V))
+    model.addVertices(np.ascontiguousarray(V, dtype=np.float64))
+    model.addTriangles(np.ascontiguousarray(F, dtype=np.int64))
+    model.endModel()
+    return model

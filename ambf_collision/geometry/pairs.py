@@ -31,7 +31,8 @@ and the smallest distance are then exactly those of computing every pair. A pair
 move since the caller's results were written keeps its exact row (:func:`evaluate_pairs`).
 
 Bound data per shape (its local frame, metres): ``centre`` (box, cylinder, cone: the origin;
-hull: the HullSet's centre), ``outer`` (every point of the shape within it of the centre),
+hull: the HullSet's centre), ``outer`` (every point of the shape within it of the centre: the
+radius of its :func:`bounding_spheres`, which the probes' broadphase uses too),
 ``inner`` (the ball of that radius about the centre inside the shape; its depth there), ``slab``
 (half extents of a box about the centre that holds the shape).
 """
@@ -46,13 +47,13 @@ from numba import njit
 
 from ambf_collision.geometry.pair_kernels import closed_form, convex_pair
 from ambf_collision.geometry.segments import point_segment
-from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, ShapeError
+from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE, ShapeError
 from ambf_collision.geometry.tolerances import BOUND_MARGIN
 from ambf_collision.geometry.world_shapes import hull_arrays, make_hulls, shape_row, world_of, world_point
 
 __all__ = ["PAIR_DTYPE", "BOUND_DTYPE", "PAIR_RESULT_DTYPE", "PairConstants", "PairResults",
            "PairDistance", "PairResult", "BoundRow", "evaluate_pairs", "contact_order",
-           "pair_constants", "pair_results", "bound_data", "bound_row", "bounds"]
+           "pair_constants", "pair_results", "bound_data", "bound_row", "bounds", "bounding_spheres"]
 
 PAIR_DTYPE = np.dtype([
     ("shape_1", np.int64),      # shape index of the pair's first shape
@@ -298,6 +299,34 @@ def _compute_entry(world, vertices, vertex_start, face_normal, face_offset, face
 
 # -------------------------------------------------------------------------------- Python side
 
+def bounding_spheres(shapes, hulls):
+    """``(centre (N,3), radius (N,))``: a sphere holding each shape of a WorldShapes (or a
+    LinkShapes' ``local``), in the frame the shapes are given in (m). Sphere: itself; capsule:
+    about its segment's midpoint; box, cylinder, cone: about the shape's origin, to the
+    farthest corner or rim point; hull: about the HullSet's centre, to the farthest vertex;
+    plane: radius +inf."""
+    kind, half = shapes.kind, shapes.half
+    N = len(kind)
+    centre = np.array(shapes.a, dtype=float).reshape(N, 3)
+    radius = np.full(N, np.inf)
+    for k in range(N):
+        h = half[k]
+        if kind[k] == SPHERE:
+            radius[k] = shapes.radius[k]
+        elif kind[k] == CAPSULE:
+            centre[k] = 0.5 * (shapes.a[k] + shapes.b[k])
+            radius[k] = 0.5 * float(np.linalg.norm(shapes.b[k] - shapes.a[k])) + shapes.radius[k]
+        elif kind[k] == BOX:
+            radius[k] = np.linalg.norm(h)
+        elif kind[k] in (CYLINDER, CONE):  # half = (r, r, height/2)
+            radius[k] = math.hypot(h[0], h[2])
+        elif kind[k] == CONVEX:
+            j = int(shapes.hull_id[k])
+            centre[k] = shapes.rot[k] @ hulls.centre[j] + shapes.a[k]
+            radius[k] = hulls.bound_radius[j]
+    return centre, radius
+
+
 def bound_data(shapes, hulls):
     """``(centre (N,3), outer (N,), inner (N,), slab (N,3))`` of the shapes of a WorldShapes
     (local frames; module docstring). Spheres, capsules and planes: 0, +inf, -inf, +inf."""
@@ -307,22 +336,22 @@ def bound_data(shapes, hulls):
     outer = np.full(N, np.inf)
     inner = np.full(N, -np.inf)
     slab = np.full((N, 3), np.inf)
+    radius = bounding_spheres(shapes, hulls)[1]
     for k in range(N):
         h = half[k]
         if kind[k] == BOX:
-            outer[k], inner[k], slab[k] = np.linalg.norm(h), h.min(), h
+            outer[k], inner[k], slab[k] = radius[k], h.min(), h
         elif kind[k] in (CYLINDER, CONE):
             R, H = h[0], h[2]
-            outer[k], slab[k] = math.hypot(R, H), h
+            outer[k], slab[k] = radius[k], h
             L = math.hypot(R, 2.0 * H)
             inner[k] = min(R, H) if kind[k] == CYLINDER else (min(H, R * H / L) if L > 0 else 0.0)
         elif kind[k] == CONVEX:
             j = int(shapes.hull_id[k])
             c = hulls.centre[j]
-            v = hulls.hull_vertices(j) - c
             n, off = hulls.hull_faces(j)
-            centre[k], slab[k] = c, np.abs(v).max(axis=0)
-            outer[k] = np.sqrt((v * v).sum(axis=1)).max()
+            centre[k], slab[k] = c, np.abs(hulls.hull_vertices(j) - c).max(axis=0)
+            outer[k] = radius[k]
             inner[k] = max(0.0, float((off - n @ c).min()))   # depth of the centre
     return centre, outer, inner, slab
 

@@ -114,6 +114,28 @@ EPA_REFINE_STEP = 1e-3
 #: replaces the face rather than bordering it with a sliver.
 EPA_VISIBLE_RELATIVE = 1e-14
 
+# --------------------------------------------------------------------------- triangle meshes
+
+MESH_PRUNE_SLACK = 64 * 2.220446049250313e-16
+"""1 (m per m of the largest coordinate magnitude of the mesh's root box and the query). A
+hierarchy node is skipped only when its lower bound exceeds the best distance found by more than
+this times that magnitude: a triangle's computed distance and its box's computed bound round
+differently (a few ulp of the coordinates each), and a node skipped on rounding alone could hold
+a triangle that ties or wins; with the slack the result does not depend on the visiting order
+(nor on the hint). Costs nothing measurable (~1e-14 m on metre-size meshes)."""
+
+CORE_DEPTH_TOLERANCE = 1e-9
+"""m. The deepest point of a capsule's segment inside a closed mesh is searched by branch and
+bound along the segment (geometry/mesh_distance.py); a piece whose lower bound is within this of
+the best depth found is not split further. The returned depth is attained on the segment and at
+most this much shallower than the deepest (1 nm: far below any model's accuracy, and about 30
+bisection levels on a 1 m segment)."""
+
+CORE_DEPTH_STEPS = 256
+"""Evaluations (point queries) of that search at most per capsule; reached only when the depth
+along the segment has many near-equal maxima (a segment along a medial axis): the returned depth
+is then still attained on the segment, with a larger gap to the deepest."""
+
 # --------------------------------------------------------------------------- pair list, near_only bounds
 
 BOUND_MARGIN = 1e-9

@@ -4,7 +4,8 @@ Quaternions are ``[x, y, z, w]`` (the ROS ``geometry_msgs/Quaternion`` order).
 A rigid transform is a pair ``(R, t)``: ``x_parent = R @ x_child + t``.
 Every function accepts a leading batch shape (``(..., 3)``, ``(..., 4)``,
 ``(..., 3, 3)``) and works without Python loops; :func:`rotation_quaternion` is the compiled
-scalar form that :func:`matrix_to_quat` runs on each matrix and kernels call.
+scalar form that :func:`matrix_to_quat` runs on each matrix and kernels call, and
+:func:`transform_rows` the compiled move of points or directions by their frames' poses.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "quat_to_matrix",
     "matrix_to_quat",
     "rotation_quaternion",
+    "transform_rows",
     "rpy_to_matrix",
     "matrix_to_rpy",
     "axis_angle_to_matrix",
@@ -85,6 +87,19 @@ def rotation_quaternion(R, q):
     if w < 0.0:
         n = -n
     q[0], q[1], q[2], q[3] = x / n, y / n, z / n, w / n
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def transform_rows(frame_R, frame_t, frame, local, out, translate):
+    """``out[i] = R_f local[i] + t_f`` for each row ``i`` of ``local (n,3)``, with ``f =
+    frame[i]`` and the poses ``frame_R (F,3,3)``, ``frame_t (F,3)`` (world from frame, m); a
+    direction when ``translate`` is False: ``out[i] = R_f local[i]``."""
+    for i in range(frame.size):
+        f = frame[i]
+        for r in range(3):
+            v = (frame_R[f, r, 0] * local[i, 0] + frame_R[f, r, 1] * local[i, 1]
+                 + frame_R[f, r, 2] * local[i, 2])
+            out[i, r] = v + frame_t[f, r] if translate else v
 
 
 @njit(cache=True, error_model="numpy")

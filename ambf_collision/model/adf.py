@@ -5,8 +5,10 @@ its frame in the file's world frame (no ``location``: the origin, as AMBF's tool
 Collision shapes are given in the body frame (:mod:`ambf_collision.model.adf_shapes`).
 
 What AMBF accepts loads here (``adf_loader_1_0.cpp``, ``afFramework.cpp``); where this project
-reads something differently or cannot honour it, one :class:`AdfWarning` says so, naming file,
-entry and key:
+reads something differently or cannot honour it, an :class:`AdfWarning` says so, naming file,
+entries and key: one line per file, key and message, however many entries it concerns
+(:class:`~ambf_collision.model.adf_fields.FileWarnings`; files and meshes named as the user named
+the file, relative if it was):
 
 - closed kinematic loops (a body with several parent joints): every joint is kept; the
   kinematics layer chooses a spanning tree and keeps the others as loop constraints;
@@ -20,16 +22,20 @@ entry and key:
 - collision groups outside 0-999: ignored (warned), as AMBF;
 - a body without collision geometry (no shape and no mesh, ``mesh: ''``, a mesh file missing or
   unreadable): kept as a frame, without collision (warned); AMBF drops such a body;
-- meshes: monitored as their convex hull (warned once per file for AMBF's default concave type);
+- meshes: monitored as their convex hull (warned for AMBF's concave types);
 - ``sensors``, ``actuators``, ``soft bodies``, ``ghost objects``, ``vehicles``, ``volumes``: not
-  monitored (one warning per list); sensors are kept raw in ``AdfWorld.sensors``.
+  monitored (warned); sensors are kept raw in ``AdfWorld.sensors``. A sensor or actuator listed
+  without a mapping that has a ``type`` is skipped (warned), as AMBF skips it;
+- a body listed twice in one file's ``bodies``: loaded twice, as AMBF, the copy under AMBF's
+  non-colliding name (``getNonCollidingIdx``: ``link3`` -> ``link31``; warned); joints naming it
+  join the first copy, as in AMBF.
 
 Refused with an :class:`AdfError` (file, entry, key): what AMBF refuses (malformed YAML, a value
 yaml-cpp cannot convert, a missing required value such as a joint ``type`` or a shape size, a
-listed entry that is not defined) and what makes the geometry meaningless (negative sizes, zero
+listed body or joint that is not defined) and what makes the geometry meaningless (negative sizes, zero
 axes, a capsule shorter than its diameter, non-positive scale, numbers beyond 1e6), plus two
-names for one body or joint (AMBF would rename one silently; pass ``namespaces=`` to load two
-copies of a robot).
+names for one body or joint from two entries or two files, and a joint listed twice (AMBF
+would rename one; pass ``namespaces=`` to load two copies of a robot).
 
 Joints, their types, limits and body references: :mod:`ambf_collision.model.adf_joints`.
 """
@@ -44,7 +50,7 @@ from typing import Optional
 import numpy as np
 
 from ambf_collision.model.adf_errors import AdfError, AdfWarning
-from ambf_collision.model.adf_fields import Entry, entry_names, short
+from ambf_collision.model.adf_fields import Entry, FileWarnings, entry_names, key_text, short
 from ambf_collision.model.adf_joints import (
     CONE_TWIST,
     FIXED,
@@ -75,6 +81,7 @@ DEFAULT_NAMESPACE = "/ambf/env/"
 """Namespace of a file that names none (AMBF's)."""
 
 _UNMONITORED_LISTS = ("sensors", "actuators", "soft bodies", "ghost objects", "vehicles", "volumes")
+_TYPED_LISTS = ("sensors", "actuators")  # AMBF loads an entry of these only when it has a `type`
 _OTHER_LISTS = ("bodies", "joints", "cameras", "lights")
 
 
@@ -84,7 +91,9 @@ class BodySpec:
 
     ``name``: canonical qualified name (namespace + plain), ``plain_name``: AMBF's name (spaces
     removed), ``original_name``: the ``name`` as written, ``identifier``: e.g. ``BODY link3``.
-    ``shapes``: geometry-core shapes in the body frame (from ``shape_specs``)."""
+    ``shapes``: geometry-core shapes in the body frame (from ``shape_specs``). ``remap``: the
+    suffix AMBF gives a body whose identifier a file lists again (``"1"``, ``"2"``...; ``""``
+    for the first), appended to its names (``link3`` -> ``link31``)."""
 
     name: str
     plain_name: str
@@ -102,6 +111,7 @@ class BodySpec:
     shapes: list = field(default_factory=list)
     mesh_path: Optional[str] = None
     original_name: str = ""
+    remap: str = ""
 
 
 @dataclass
@@ -165,39 +175,49 @@ def load_adf_files(paths, root_poses=None, namespaces=None) -> AdfWorld:
     sensors: list = []
     ignore_file: list = []
     loaded = []
+    body_keys: set = set()  # AMBF's map keys: namespace + identifier + remap
     for fi, file in enumerate(files):
         path = Path(file)
         doc = read_yaml(path, file)
-        top = Entry(file, "")
+        sink = FileWarnings(file)
+        top = Entry(file, "", sink)
         if not isinstance(doc, dict):
             raise AdfError(file, "", "", f"top level must be a mapping, got {type(doc).__name__}")
         if not any(k in doc for k in _UNMONITORED_LISTS + _OTHER_LISTS):
             raise top.error(["bodies"], "missing: not an ADF file (it lists no bodies, joints or "
                             "other AMBF objects)")
         for key in _UNMONITORED_LISTS:
-            idents = _entry_list(top, doc, key, require_mapping=key == "sensors")
-            if idents:
-                _warn_once(file, idents, key, "not monitored: this project checks rigid bodies")
+            idents = _entry_list(top, doc, key, require_mapping=False, repeats=True)
+            kept = _unmonitored(sink, doc, key, idents)
             if key == "sensors":
-                sensors += [{"file": file, "identifier": s, "data": doc[s]} for s in idents]
+                sensors += [{"file": file, "identifier": s, "data": doc[s]} for s in kept]
         ignore_file.append(top.boolean(doc, ["ignore inter-collision"], False))
         ns = ns_override[fi] or normalize_namespace(top.string(doc, ["namespace"], DEFAULT_NAMESPACE))
-        mesh_dir = path.resolve().parent / top.string(doc, ["low resolution path"], "")
+        low = top.string(doc, ["low resolution path"], "")
+        dirs = (path.resolve().parent / low, path.parent / low)  # read, and named in messages
         first = len(bodies)
-        for ident in _entry_list(top, doc, "bodies"):
-            bodies.append(_body(Entry(file, ident), doc[ident], fi, ns, ns_override[fi], mesh_dir))
-        _warn_concave_meshes(file, bodies[first:])
-        loaded.append((file, fi, doc, ns, top))
+        file_keys: set = set()
+        for ident in _entry_list(top, doc, "bodies", repeats=True):
+            b = _body(Entry(file, ident, sink), doc[ident], fi, ns, ns_override[fi], dirs)
+            if b.namespace + b.identifier in file_keys:
+                _rename_copy(b, body_keys, sink)
+            file_keys.add(b.namespace + b.identifier + b.remap)
+            body_keys.add(b.namespace + b.identifier + b.remap)
+            bodies.append(b)
+        _warn_concave_meshes(sink, bodies[first:])
+        loaded.append((file, fi, doc, ns, top, sink))
     _check_unique(bodies, lambda b: b.name, "body")
     bodies_by_name = NameIndex([b.namespace for b in bodies], [b.original_name for b in bodies], "body")
     refs = BodyReferences(bodies, bodies_by_name)
     joints: list = []
-    for file, fi, doc, ns, top in loaded:
+    for file, fi, doc, ns, top, sink in loaded:
         for ident in _entry_list(top, doc, "joints"):
-            j = read_joint(Entry(file, ident), doc[ident], fi, ns, ns_override[fi], refs)
+            j = read_joint(Entry(file, ident, sink), doc[ident], fi, ns, ns_override[fi], refs)
             if j is not None:
                 joints.append(j)
     _check_unique(joints, lambda j: j.qualified_name, "joint")
+    for *_, sink in loaded:
+        sink.issue()
     return AdfWorld(files, bodies, joints, poses, ignore_file, sensors, bodies_by_name)
 
 
@@ -234,8 +254,9 @@ def _namespace_override(ns, file: str) -> Optional[str]:
     return normalize_namespace(ns)
 
 
-def _entry_list(top: Entry, doc: dict, key: str, require_mapping: bool = True) -> list:
-    """The identifiers listed under ``key`` (each defined as a mapping in the file)."""
+def _entry_list(top: Entry, doc: dict, key: str, require_mapping: bool = True, repeats: bool = False) -> list:
+    """The identifiers listed under ``key`` (each defined as a mapping in the file when
+    ``require_mapping``; an identifier listed twice refused unless ``repeats``)."""
     v = doc.get(key)
     if v is None:
         return []
@@ -245,7 +266,7 @@ def _entry_list(top: Entry, doc: dict, key: str, require_mapping: bool = True) -
     for i, ident in enumerate(v):
         if not isinstance(ident, str):
             raise top.error([key, i], f"must be an identifier string, got {short(ident)}")
-        if ident in seen:
+        if ident in seen and not repeats:
             raise top.error([key, i], f"duplicate identifier {ident!r}")
         seen.add(ident)
         if require_mapping and not isinstance(doc.get(ident), dict):
@@ -253,18 +274,50 @@ def _entry_list(top: Entry, doc: dict, key: str, require_mapping: bool = True) -
     return v
 
 
-def _warn_once(file: str, entries: list, key: str, message: str) -> None:
-    """One :class:`AdfWarning` about ``key`` of several entries of a file."""
-    shown = ", ".join(entries[:4]) + (f" and {len(entries) - 4} more" if len(entries) > 4 else "")
-    Entry(file, shown).warn([key], message)
+def _unmonitored(sink: FileWarnings, doc: dict, key: str, idents: list) -> list:
+    """The entries of the list ``key`` (sensors, actuators...) that AMBF loads, each listed once
+    (a sensor or actuator only with a mapping that has a ``type``, as ``adf_loader_1_0.cpp``);
+    one warning for those, not monitored, and one for those AMBF skips."""
+    kept = []
+    for ident in idents:
+        node = doc.get(ident)
+        if key in _TYPED_LISTS and not (isinstance(node, dict) and "type" in node):
+            sink.add(ident, key_text([key]), "listed but not defined with a 'type' in the file: skipped, as "
+                     "AMBF skips it")
+        elif ident not in kept:
+            kept.append(ident)
+            sink.add(ident, key_text([key]), "not monitored: this project checks rigid bodies")
+    return kept
 
 
-def _warn_concave_meshes(file: str, bodies: list) -> None:
-    concave = [b.identifier for b in bodies for s in b.shape_specs
-               if s.kind == "convex" and s.params["mesh_type"] is None]
-    if concave:
-        _warn_once(file, concave, "collision mesh type", "not given: AMBF's default TRIMESH is the "
-                   "concave mesh; monitored as its convex hull (conservative: never farther)")
+def _non_colliding_suffix(key: str, taken: set) -> str:
+    """AMBF's ``afUtils::getNonCollidingIdx``: ``""`` when no object has the key ``key``, else
+    the first of ``"1"``, ``"2"``... (at most ``"100"``) such that ``key + suffix`` is free."""
+    if key not in taken:
+        return ""
+    n = 1
+    while key + str(n) in taken and n < 100:
+        n += 1
+    return str(n)
+
+
+def _rename_copy(b: BodySpec, taken: set, sink: FileWarnings) -> None:
+    """Give ``b``, a body whose map key an earlier body of its file has (it is listed again, or
+    an earlier copy took its key), AMBF's suffix (``taken``: the map keys of the bodies loaded
+    before it) on its map key and names, with one warning per file. A joint naming the listed
+    identifier joins the first copy, as in AMBF: its reference matches both keys as a substring
+    and the first exactly."""
+    b.remap = _non_colliding_suffix(b.namespace + b.identifier, taken)
+    b.name, b.plain_name, b.original_name = (n + b.remap for n in (b.name, b.plain_name, b.original_name))
+    sink.add(b.identifier, "bodies", "identifier already taken in this file (listed twice): loaded "
+             "again as {}, as AMBF loads it", b.name)
+
+
+def _warn_concave_meshes(sink: FileWarnings, bodies: list) -> None:
+    for b in bodies:
+        if any(s.kind == "convex" and s.params["mesh_type"] is None for s in b.shape_specs):
+            sink.add(b.identifier, key_text(["collision mesh type"]), "not given: AMBF's default TRIMESH is the "
+                     "concave mesh; monitored as its convex hull (conservative: never farther)")
 
 
 def _check_unique(entries: list, name_of, what: str) -> None:
@@ -284,13 +337,15 @@ def _check_unique(entries: list, name_of, what: str) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _body(e: Entry, b: dict, fi: int, file_ns: str, ns_override, mesh_dir: Path) -> BodySpec:
+def _body(e: Entry, b: dict, fi: int, file_ns: str, ns_override, mesh_dirs: tuple) -> BodySpec:
+    """``mesh_dirs``: the folder the file's meshes are read from, and the same as the user
+    named the file (for messages)."""
     original, name, ns = entry_names(e, b, "BODY ", file_ns, ns_override)
     R, t = e.pose(b, ["location"])
     scale = e.number(b, ["scale"], 1.0, minimum=0.0, strict=True)
     mass = e.number(b, ["mass"], 0.0)
     margin = e.number(b, ["collision margin"], 0.001)
-    specs = body_shapes(e, b, mesh_dir, scale)
+    specs = body_shapes(e, b, mesh_dirs[0], scale, mesh_dirs[1])
     shapes = []
     for spec in specs:
         try:
@@ -308,7 +363,7 @@ def _groups(e: Entry, b: dict) -> tuple:
     """Sorted distinct collision groups; out-of-range ones ignored with a warning, as AMBF."""
     raw = e.get(b, ["collision groups"], [])
     if not isinstance(raw, list):
-        e.warn(["collision groups"], f"not a list ({short(raw)}): ignored, as AMBF does")
+        e.warn(["collision groups"], "not a list ({}): ignored, as AMBF does", short(raw))
         return ()
     groups = []
     for i, g in enumerate(raw):
@@ -317,5 +372,5 @@ def _groups(e: Entry, b: dict) -> tuple:
         if 0 <= g <= 999:
             groups.append(g)
         else:
-            e.warn(["collision groups", i], f"group {g} is outside 0-999: ignored, as AMBF does")
+            e.warn(["collision groups", i], "group {} is outside 0-999: ignored, as AMBF does", str(g))
     return tuple(sorted(set(groups)))

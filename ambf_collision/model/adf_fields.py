@@ -3,8 +3,9 @@
 An :class:`Entry` reads values out of a YAML mapping by key path (``["location", "position",
 "x"]``) and converts them as AMBF's yaml-cpp does: numbers (also quoted ones, with a warning),
 booleans (also ``'True'``, ``yes``, ``off`` written as strings, with a warning), strings. Every
-problem is an :class:`AdfError` naming file, entry and key; every warning an :class:`AdfWarning`
-naming the same three, at most one per key of an entry.
+problem is an :class:`AdfError` naming file, entry and key. Warnings go to the file's
+:class:`FileWarnings`, which issues one :class:`AdfWarning` per key and message, naming every
+entry it concerns (21 bodies with one ``collision mesh type`` make one line, not 21).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from ambf_collision.model.adf_errors import AdfError, AdfWarning
 from ambf_collision.model.adf_yaml import NUMBER_PATTERN, yaml_cpp_bool
 from ambf_collision.model.names import ambf_name, normalize_namespace
 
-__all__ = ["Entry", "MISSING", "MAX_MAGNITUDE", "entry_names", "key_text", "short"]
+__all__ = ["Entry", "FileWarnings", "MISSING", "MAX_MAGNITUDE", "entry_names", "key_text", "listed",
+           "short"]
 
 MAX_MAGNITUDE = 1e6
 """Largest accepted magnitude of an ADF number (m, rad, kg): beyond it the geometry overflows."""
@@ -51,25 +53,65 @@ def short(v: Any) -> str:
     return s if len(s) <= 60 else s[:57] + "..."
 
 
+def listed(items: Sequence, shown: int = 4) -> str:
+    """``a, b, c, d and 17 more``: the first ``shown`` items and the count of the others."""
+    head = ", ".join(str(i) for i in items[:shown])
+    return head + (f" and {len(items) - shown} more" if len(items) > shown else "")
+
+
+class FileWarnings:
+    """The warnings of one file, gathered while it loads and issued by :meth:`issue`: one
+    :class:`AdfWarning` per key and message, whose entry names the entries it concerns (the
+    first four and the count of the others) and whose message lists their details the same way
+    (``{}`` in the message stands for them)."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self._groups: dict = {}  # (key, message) -> (entries, details), in first-seen order
+
+    def add(self, entry: str, key: str, message: str, detail: str = "") -> None:
+        entries, details = self._groups.setdefault((key, message), ([], []))
+        if entry not in entries:
+            entries.append(entry)
+        if detail and detail not in details:
+            details.append(detail)
+
+    def issue(self) -> None:
+        """``warnings.warn`` each gathered warning once, then forget them."""
+        groups, self._groups = self._groups, {}
+        for (key, message), (entries, details) in groups.items():
+            text = message.replace("{}", listed(details), 1) if details else message
+            if len(entries) > 1:
+                entries = [e or "top level" for e in entries]
+            warnings.warn(AdfWarning(self.file, listed(entries), key, text), stacklevel=2)
+
+
 class Entry:
     """Error and warning context for the entry ``entry`` (an identifier such as ``BODY base``,
-    or ``""`` for the file's top level) of the file ``file``, and the readers of its values."""
+    or ``""`` for the file's top level) of the file ``file``, and the readers of its values.
+    ``sink``: the file's :class:`FileWarnings` (None: each warning is issued at once)."""
 
-    def __init__(self, file: str, entry: str):
+    def __init__(self, file: str, entry: str, sink: FileWarnings = None):
         self.file = file
         self.entry = entry
+        self.sink = sink
         self._warned: set = set()
 
     def error(self, path: Sequence, message: str) -> AdfError:
         return AdfError(self.file, self.entry, key_text(path), message)
 
-    def warn(self, path: Sequence, message: str) -> None:
-        """Issue an :class:`AdfWarning` for ``path``, unless this entry already warned about it."""
+    def warn(self, path: Sequence, message: str, detail: str = "") -> None:
+        """Warn about ``path`` (once per entry and key). ``detail``: what differs from one entry
+        to the next (a value, a file); ``message`` has ``{}`` where the details go."""
         key = key_text(path)
         if key in self._warned:
             return
         self._warned.add(key)
-        warnings.warn(AdfWarning(self.file, self.entry, key, message), stacklevel=2)
+        if self.sink is not None:
+            self.sink.add(self.entry, key, message, detail)
+            return
+        text = message.replace("{}", detail, 1) if detail else message
+        warnings.warn(AdfWarning(self.file, self.entry, key, text), stacklevel=2)
 
     def get(self, mapping, path: Sequence, default=MISSING):
         """The value at ``path`` inside ``mapping``; a missing key or a null value gives
@@ -99,7 +141,7 @@ class Entry:
             return default
         bound = "" if minimum is None else f" {'>' if strict else '>='} {minimum:g}"
         if isinstance(v, str) and NUMBER_PATTERN.match(v):
-            self.warn(path, f"number written as a string {v!r}: read as {float(v):g}, as AMBF does")
+            self.warn(path, "number written as a string: {}, as AMBF does", f"{v!r} read as {float(v):g}")
             v = float(v)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.error(path, f"must be a finite number{bound}, got {short(v)}")
@@ -148,7 +190,7 @@ class Entry:
         b = yaml_cpp_bool(v) if isinstance(v, str) else None
         if b is None:
             raise self.error(path, f"must be true or false, got {short(v)}")
-        self.warn(path, f"boolean written as a string {v!r}: read as {str(b).lower()}, as AMBF does")
+        self.warn(path, "boolean written as a string: {}, as AMBF does", f"{v!r} read as {str(b).lower()}")
         return b
 
     def string(self, mapping, path: Sequence, default=MISSING) -> str:

@@ -96,8 +96,8 @@ def read_joint(e: Entry, j: dict, fi: int, file_ns: str, ns_override, refs) -> O
     type_raw = e.string(j, ["type"])
     jtype = _JOINT_TYPES.get(type_raw.strip().lower())
     if jtype is None:
-        e.warn(["type"], f"unknown joint type {type_raw!r} (known: {', '.join(sorted(_JOINT_TYPES))}):"
-               " joint skipped, AMBF creates no constraint for it")
+        e.warn(["type"], f"unknown joint type {{}} (known: {', '.join(sorted(_JOINT_TYPES))}):"
+               " joint skipped, AMBF creates no constraint for it", repr(type_raw))
         return None
     ends = []
     for key in ("parent", "child"):
@@ -106,11 +106,11 @@ def read_joint(e: Entry, j: dict, fi: int, file_ns: str, ns_override, refs) -> O
             return None
         k, problem = refs.resolve(e.string(j, [key]), fi, ns)
         if k is None:
-            e.warn([key], f"{problem}: joint skipped, as AMBF skips it")
+            e.warn([key], "{}: joint skipped, as AMBF skips it", problem)
             return None
         ends.append(k)
     if ends[0] == ends[1]:
-        e.warn(["child"], f"joint connects body {refs.bodies[ends[0]].name} to itself: joint skipped")
+        e.warn(["child"], "joint connects body {} to itself: joint skipped", refs.bodies[ends[0]].name)
         return None
     offset_key = "offset" if j.get("offset") is not None else "child offset"
     return JointSpec(
@@ -134,14 +134,14 @@ def _limits(e: Entry, j: dict) -> Optional[tuple]:
     if lim is None:
         return None
     if not isinstance(lim, dict):
-        e.warn(["joint limits"], f"not a mapping {{low, high}} ({short(lim)}): unlimited, as AMBF")
+        e.warn(["joint limits"], "not a mapping of low and high ({}): unlimited, as AMBF", short(lim))
         return None
     lo = e.number(j, ["joint limits", "low"], None)
     hi = e.number(j, ["joint limits", "high"], None)
     if lo is None or hi is None:
         return None
     if lo > hi:
-        e.warn(["joint limits"], f"low ({lo:g}) > high ({hi:g}): unlimited, as Bullet treats it")
+        e.warn(["joint limits"], "{}: unlimited, as Bullet treats it", f"low ({lo:g}) > high ({hi:g})")
         return None
     return (lo, hi)
 
@@ -152,7 +152,7 @@ class BodyReferences:
     def __init__(self, bodies: list, by_name: NameIndex):
         self.bodies = bodies
         self.by_name = by_name
-        self.ids = [b.namespace + b.identifier for b in bodies]  # AMBF's map keys
+        self.ids = [b.namespace + b.identifier + b.remap for b in bodies]  # AMBF's map keys
         self.in_file: dict = {}
         for k, b in enumerate(bodies):
             self.in_file.setdefault(b.file_index, []).append(k)

@@ -103,11 +103,12 @@ class ShapeSpec:
         raise ValueError(f"unknown shape kind {self.kind!r}")
 
 
-def body_shapes(entry: Entry, body: dict, mesh_dir: Path, scale: float) -> list:
+def body_shapes(entry: Entry, body: dict, mesh_dir: Path, scale: float, shown_dir: Optional[Path] = None) -> list:
     """Shape specs of one body in its body frame (possibly none, then with one warning).
 
     ``body``: the body's mapping; ``mesh_dir``: the ADF file's folder joined with its ``low
-    resolution path``; ``scale``: the body scale (meshes only)."""
+    resolution path``; ``scale``: the body scale (meshes only); ``shown_dir``: the same folder
+    as the user named the file (relative if they did), for messages (default ``mesh_dir``)."""
     if body.get("collision shape") is not None:
         if str(body["collision shape"]).lower() == "plane":
             R, t = entry.pose(body, ["inertial offset"])
@@ -134,7 +135,7 @@ def body_shapes(entry: Entry, body: dict, mesh_dir: Path, scale: float) -> list:
         entry.warn(["collision shape"], "no 'collision shape', 'compound collision shape' or "
                    "'mesh': the body has no collision geometry")
         return []
-    spec = _mesh(entry, body, key, mesh_dir, scale)
+    spec = _mesh(entry, body, key, mesh_dir, scale, mesh_dir if shown_dir is None else shown_dir)
     return [] if spec is None else [spec]
 
 
@@ -161,7 +162,7 @@ def _primitive(entry: Entry, body: dict, shape_path: list, geom_path: list, R_of
     height = entry.number(body, g + ["height"], minimum=0.0)
     axis = entry.string(body, g + ["axis"], "z")
     if axis not in ("x", "X", "y", "Y", "z", "Z"):  # AMBF compares these six spellings
-        entry.warn(g + ["axis"], f"axis {axis!r} is not X, Y or Z: Z used, as AMBF does")
+        entry.warn(g + ["axis"], "axis {} is not X, Y or Z: Z used, as AMBF does", repr(axis))
         axis = "z"
     if kind == "capsule" and height < 2.0 * radius - ADF_CAPSULE_HEIGHT_SLACK:
         raise entry.error(g + ["height"], f"CAPSULE height is tip to tip and must be >= 2*radius "
@@ -169,8 +170,9 @@ def _primitive(entry: Entry, body: dict, shape_path: list, geom_path: list, R_of
     return ShapeSpec(kind, R_off @ _AXIS_ROT[axis.lower()], t_off, {"radius": radius, "height": height}, key)
 
 
-def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float) -> Optional[ShapeSpec]:
-    """The convex spec of the body's collision mesh, or None (with one warning)."""
+def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float, shown_dir: Path) -> Optional[ShapeSpec]:
+    """The convex spec of the body's collision mesh, or None (with one warning naming the mesh
+    file as ``shown_dir`` leads to it)."""
     name = entry.string(body, [key])
     if not name.strip():
         entry.warn([key], "empty mesh name: the body has no collision geometry")
@@ -181,27 +183,29 @@ def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float) -> O
         folder, folder_key = body.get("high resolution path"), "high resolution path"
     folder = "" if folder is None else entry.string(body, [folder_key])
     path = mesh_dir / folder / name
+    shown = str(shown_dir / folder / name)
     mesh_type = None
     if body.get("collision mesh type") is not None:
         mesh_type = entry.string(body, ["collision mesh type"])
         if mesh_type not in HULL_MESH_TYPES:
-            entry.warn(["collision mesh type"], f"{mesh_type}: monitored as the convex hull of "
-                       "the mesh (conservative: never farther than the mesh)")
+            entry.warn(["collision mesh type"], "{}: monitored as the convex hull of the mesh "
+                       "(conservative: never farther than the mesh)", mesh_type)
     try:
         found = path.is_file()
     except OSError as e:  # e.g. a name too long for the file system
-        found, path = False, f"{path} ({e.strerror or e})"
+        found, shown = False, f"{shown} ({e.strerror or e})"
     if not found:
-        entry.warn([key], f"collision mesh not found: {path}: the body has no collision geometry")
+        entry.warn([key], "collision mesh not found: {}: the body has no collision geometry", shown)
         return None
     try:
         v = unique_vertices(read_mesh_vertices(path)) * scale
-    except MeshError as e:
-        entry.warn([key], f"{e}: the body has no collision geometry")
+    except MeshError as e:  # its message starts with the path read
+        problem = str(e).replace(str(path), shown, 1)
+        entry.warn([key], "{}: the body has no collision geometry", problem)
         return None
     if np.abs(v).max() > MAX_MAGNITUDE:
-        entry.warn([key], f"{path}: coordinates beyond {MAX_MAGNITUDE:g} m after scaling: the "
-                   "body has no collision geometry")
+        entry.warn([key], f"{{}}: coordinates beyond {MAX_MAGNITUDE:g} m after scaling: the "
+                   "body has no collision geometry", shown)
         return None
     params = {"vertices": v, "path": str(path), "mesh_type": mesh_type}
     return ShapeSpec("convex", np.eye(3), np.zeros(3), params, key)

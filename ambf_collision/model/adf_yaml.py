@@ -9,6 +9,12 @@ decimal syntax (``NUMBER_PATTERN``: ``010`` is 10, ``0x1A`` a string that no num
 accepts, as in AMBF). Booleans written as strings (``'True'``, ``y``) are converted where a
 boolean is read (:func:`yaml_cpp_bool`), as ``as<bool>()`` does.
 
+Tabs: yaml-cpp and libyaml (PyYAML's C reader, :class:`AdfYamlLoader` when present) read tabs
+after values (``a: 1<TAB>``), after ``key:`` and in flow lists, which PyYAML's pure-Python
+reader refuses; :class:`PythonAdfYamlLoader`, the fallback without libyaml, reads them as libyaml
+does. Both refuse a tab that indents a line, as yaml-cpp does, and ``-<TAB>1``, which yaml-cpp
+alone reads.
+
 Guards: files over ``MAX_FILE_BYTES`` are refused before parsing; a document whose node count
 with aliases expanded exceeds ``MAX_YAML_NODES`` is refused before it is constructed ("billion
 laughs"); nesting deeper than libyaml's limit (1000 levels) or Python's recursion limit is a
@@ -25,7 +31,7 @@ import yaml
 
 from ambf_collision.model.adf_errors import AdfError
 
-__all__ = ["AdfYamlLoader", "NUMBER_PATTERN", "MAX_FILE_BYTES", "MAX_YAML_NODES", "read_yaml",
+__all__ = ["AdfYamlLoader", "PythonAdfYamlLoader", "NUMBER_PATTERN", "MAX_FILE_BYTES", "MAX_YAML_NODES", "read_yaml",
            "load_yaml_text", "yaml_cpp_bool"]
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -44,36 +50,72 @@ sign. Checked with yaml-cpp 0.7: ``1e6``, ``1.0e6``, ``-2E3``, ``+.5``, ``5.`` a
 _TRUE_WORDS = ("y", "yes", "true", "on")
 _FALSE_WORDS = ("n", "no", "false", "off")
 
-# libyaml (PyYAML's C parser) is about 6x faster than the pure-Python parser and limits nesting
-# to 1000 levels by itself; both give the same documents.
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 _INTEGER_PATTERN = re.compile(r"^[-+]?[0-9]+$")
 _INF_NAN_PATTERN = re.compile(r"^(?:[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")  # yaml-cpp's too
+_LINE_BREAKS = "\r\n\x85\u2028\u2029"
 
 
-class AdfYamlLoader(_BaseLoader):
-    """``SafeLoader`` whose numbers are yaml-cpp's: plain scalars matching ``NUMBER_PATTERN``
-    are ints (digits only, always decimal) or floats; ``.inf``/``.nan`` forms are floats (which
-    no number field accepts). Every other implicit type (bool, null, timestamp) is PyYAML's."""
+class _TabsAsLibyaml:
+    """Scanner rules for tabs, as libyaml (and yaml-cpp) read them, for PyYAML's pure-Python
+    scanner, which takes only spaces as blanks between tokens and inside plain scalars.
 
-    yaml_implicit_resolvers = {
+    Tabs are skipped between tokens in the flow context, and in the block context wherever a
+    simple key cannot start (after a scalar, after ``key:``), e.g. trailing tabs (``a: 1<TAB>``)
+    and ``a:<TAB>1``; a tab where indentation counts (a line's start) stays an error. Tabs and
+    spaces inside a plain scalar are kept (``x<TAB>y``), and trailing ones dropped, as spaces."""
+
+    def scan_to_next_token(self):
+        while True:
+            super().scan_to_next_token()
+            if self.peek() != "\t" or (self.allow_simple_key and not self.flow_level):
+                return
+            while self.peek() in " \t":
+                self.forward()
+
+    def scan_plain_spaces(self, indent, start_mark):
+        length = 0
+        while self.peek(length) in " \t":
+            length += 1
+        if "\t" not in self.prefix(length):
+            return super().scan_plain_spaces(indent, start_mark)
+        blanks = self.prefix(length)
+        self.forward(length)
+        if self.peek() in _LINE_BREAKS:  # trailing blanks: the line break folds as after spaces
+            return super().scan_plain_spaces(indent, start_mark)
+        return [blanks]
+
+
+def _yaml_cpp_numbers(loader: type) -> type:
+    """``loader`` with yaml-cpp's numbers: plain scalars matching ``NUMBER_PATTERN`` are ints
+    (digits only, always decimal: ``010`` is 10, as yaml-cpp's ``as<double>()``) or floats;
+    ``.inf``/``.nan`` forms are floats (which no number field accepts). Every other implicit
+    type (bool, null, timestamp) is PyYAML's."""
+    loader.yaml_implicit_resolvers = {
         first: [(tag, rx) for tag, rx in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
-        for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+        for first, resolvers in loader.yaml_implicit_resolvers.items()
     }
+    loader.add_implicit_resolver(_INT_TAG, _INTEGER_PATTERN, list("+-0123456789"))
+    loader.add_implicit_resolver(_FLOAT_TAG, NUMBER_PATTERN, list("+-.0123456789"))
+    loader.add_implicit_resolver(_FLOAT_TAG, _INF_NAN_PATTERN, list("+-."))
+    loader.add_constructor(_INT_TAG, lambda self, node: int(self.construct_scalar(node)))
+    return loader
 
-    def construct_decimal_int(self, node) -> int:
-        """A plain integer in base 10 (``010`` is 10, as yaml-cpp's ``as<double>()``)."""
-        return int(self.construct_scalar(node))
+
+@_yaml_cpp_numbers
+class PythonAdfYamlLoader(_TabsAsLibyaml, yaml.SafeLoader):
+    """The pure-Python ``SafeLoader`` with yaml-cpp's numbers and libyaml's tabs: the fallback
+    when PyYAML was built without libyaml."""
 
 
-AdfYamlLoader.add_implicit_resolver(_INT_TAG, _INTEGER_PATTERN, list("+-0123456789"))
-AdfYamlLoader.add_implicit_resolver(_FLOAT_TAG, NUMBER_PATTERN, list("+-.0123456789"))
-AdfYamlLoader.add_implicit_resolver(_FLOAT_TAG, _INF_NAN_PATTERN, list("+-."))
-AdfYamlLoader.add_constructor(_INT_TAG, AdfYamlLoader.construct_decimal_int)
+if hasattr(yaml, "CSafeLoader"):
+    @_yaml_cpp_numbers
+    class AdfYamlLoader(yaml.CSafeLoader):
+        """libyaml's ``SafeLoader`` (about 6x faster than the pure-Python one, and it limits
+        nesting to 1000 levels by itself) with yaml-cpp's numbers."""
+else:
+    AdfYamlLoader = PythonAdfYamlLoader
 
 
 def yaml_cpp_bool(text: str) -> Optional[bool]:

@@ -39,6 +39,7 @@ STATUS_NAMES = {
 # name: (lowest allowed value, whether the lowest value itself is allowed)
 _NUMBER_RANGES = {
     "joint_state_timeout": (0.0, True),
+    "joint_forget_timeout": (0.0, True),
     "max_rate": (0.0, True),
     "heartbeat_rate": (0.0, True),
     "future_tolerance": (0.0, True),
@@ -54,6 +55,10 @@ class MonitorConfig:
     """Tunable parameters of the monitor (seconds, Hz, metres).
 
     ``joint_state_timeout``: age (s) beyond which the state is stale; 0 turns the check off.
+    Ages are per joint: a joint that stops arriving makes the state STALE (and is named) until
+    it comes again, or, with ``joint_forget_timeout`` > 0, until it is that many seconds old:
+    it is then forgotten (no longer checked, kept at its last value, named in the OK status)
+    until it comes again. 0 (default): never forgotten.
     ``max_rate``: cap on evaluations per second (Hz); 0 means no cap.
     ``heartbeat_rate``: outputs per second (Hz) when no joint state arrives; 0 turns it off.
     ``future_tolerance``: a stamp more than this many seconds ahead of ``now`` is rejected.
@@ -72,6 +77,7 @@ class MonitorConfig:
     """
 
     joint_state_timeout: float = 0.5
+    joint_forget_timeout: float = 0.0
     max_rate: float = 0.0
     heartbeat_rate: float = 1.0
     future_tolerance: float = 0.5

@@ -12,6 +12,12 @@ must give.
 Positions in radians or metres (model joint order), stamps and times in seconds on the node's
 clock.
 
+Joints that carry no state: a fixed joint, a coupled joint (its value is computed from its source)
+and a joint that closes a kinematic loop (not a coordinate of the tree) may be named in a
+message; their numbers are checked like any other (a NaN rejects the message), but they are
+not merged, are never "received" and so never count towards the joint-state age (a publisher
+that names such a joint once cannot leave the state STALE). ``carries_state`` tells which.
+
 Velocities (rad/s or m/s, ``JointState.velocity``) ride along with an accepted message and
 never reject it: a joint's velocity is known when its latest accepted message gave one (a
 ``velocity`` list as long as ``name``) and it was finite; a message without velocities (or with
@@ -92,7 +98,8 @@ class JointStateMerger:
     never received), ``velocities (J,)`` (0 where unknown) and ``velocity_known (J,)`` bool
     (see the module docstring), ``stamp`` (s) of the latest good message, ``good_count``,
     ``bad_count``, ``last_error`` and ``last_code`` of the latest rejection ("" after a good
-    message).
+    message). ``carries_state (J,)`` bool (default every joint): the joints whose values are
+    merged; a known joint without state is accepted in a message and ignored (module docstring).
     """
 
     NAMES_CACHE_SIZE = 64  # distinct (source, name list) verdicts remembered (cleared when full)
@@ -100,9 +107,11 @@ class JointStateMerger:
     _NO_VELOCITIES = np.zeros(0)
 
     def __init__(self, joint_names, config: MonitorConfig | None = None, aliases=None,
-                 sources=None):
+                 sources=None, carries_state=None):
         self.config = config or MonitorConfig()
         self.joint_names = list(joint_names)
+        self.carries_state = (np.ones(len(self.joint_names), dtype=bool) if carries_state is None
+                              else np.array(carries_state, dtype=bool).reshape(len(self.joint_names)))
         if sources is None:
             table = {n: i for i, n in enumerate(self.joint_names)}
             for n, i in (aliases or {}).items():
@@ -165,6 +174,32 @@ class JointStateMerger:
         oldest = float(self._state[OLDEST])
         return math.inf if oldest == math.inf else max(0.0, now - oldest)
 
+    def stale_joints(self, now: float, timeout: float, forget: float = 0.0) -> list:
+        """``[(name, age s), ...]``, oldest first: the received joints whose latest stamp is more
+        than ``timeout`` seconds before ``now``, except those older than ``forget`` seconds when
+        ``forget > 0`` (see :meth:`forgotten_joints`). Empty when ``timeout <= 0``."""
+        if timeout <= 0.0 or self.age(now) <= timeout:
+            return []
+        ages = now - self.joint_stamps
+        mask = self.received & (ages > timeout)
+        if forget > 0.0:
+            mask &= ages <= forget
+        return self._named_ages(mask, ages)
+
+    def forgotten_joints(self, now: float, forget: float) -> list:
+        """``[(name, age s), ...]``, oldest first: the received joints that stopped arriving more
+        than ``forget`` seconds ago (none when ``forget <= 0``). They no longer make the state
+        STALE and keep their last value until they come again."""
+        if forget <= 0.0 or self.age(now) <= forget:
+            return []
+        ages = now - self.joint_stamps
+        return self._named_ages(self.received & (ages > forget), ages)
+
+    def _named_ages(self, mask, ages) -> list:
+        index = np.flatnonzero(mask)
+        index = index[np.argsort(-ages[index], kind="stable")]
+        return [(self.joint_names[j], float(ages[j])) for j in index]
+
     # -- validation --------------------------------------------------------------------------
     def _name_checks(self, names: tuple, source: int):
         """Verdict on the names alone: ``(error, unknown_error, targets)``; ``error`` /
@@ -189,7 +224,9 @@ class JointStateMerger:
             shown = ", ".join(repr(n) for n in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
             where = f" (source {label})" if label else ""
             unknown_error = ("unknown", f"unknown joint name(s) {shown}{where}")
-        return None, unknown_error, np.array([-1 if t is None else t for t in targets], np.intp)
+        carries = self.carries_state
+        return None, unknown_error, np.array([-1 if t is None or not carries[t] else t
+                                              for t in targets], np.intp)
 
     def _cached_name_checks(self, names: tuple, source: int):
         if len(names) > self.NAMES_CACHE_LENGTH:  # a verdict not worth keeping the names for
@@ -308,7 +345,7 @@ class JointStateMerger:
         index = {n: i for i, n in enumerate(old.joint_names)}
         for i, name in enumerate(self.joint_names):
             j = index.get(name)
-            if j is not None and old.received[j]:
+            if j is not None and old.received[j] and self.carries_state[i]:
                 self.velocities[i] = old.velocities[j]
                 self.velocity_known[i] = old.velocity_known[j]
                 self.positions[i] = old.positions[j]

@@ -19,8 +19,13 @@ Status rules (first match wins):
 3. ``STATUS_NO_JOINT_STATE`` before the first good joint state (when one is needed, see above),
    or while a required joint was never received (nothing is evaluated);
 4. ``STATUS_TF_UNAVAILABLE`` when the caller reports missing root transforms (nothing is evaluated);
-5. ``STATUS_STALE_JOINT_STATE`` when the oldest received joint's stamp is more than
-   ``joint_state_timeout`` seconds before ``now`` (0 turns the check off); still evaluated;
+5. ``STATUS_STALE_JOINT_STATE`` when a received joint's stamp is more than
+   ``joint_state_timeout`` seconds before ``now`` (0 turns the check off); the reason names
+   those joints with their ages; still evaluated. Only joints that carry state count (fixed,
+   coupled and loop-closing joints named in a message are ignored, :mod:`.joint_states`). A
+   joint that stopped arriving keeps the status STALE until it comes again, or until it is
+   ``joint_forget_timeout`` seconds old when that is > 0: then it is forgotten (named in the
+   OK reason, kept at its last value) until it comes again;
 6. ``STATUS_OK``.
 
 When nothing is evaluated the output has no contacts, ``min_distance = +inf`` and
@@ -79,6 +84,7 @@ class MonitorOutput:
     joint_names: list = field(default_factory=list)  # the model's (qualified) joint names
     velocities_given: bool = False  # every needed joint had a finite velocity (then rates = J q_dot)
     unreceived: list = field(default_factory=list)  # joints neither received nor coupled
+    stale_joints: list = field(default_factory=list)  # STALE: [(name, age s)], oldest first
     warnings: list = field(default_factory=list)  # throttled warnings to log now
 
     @cached_property
@@ -118,7 +124,8 @@ class CollisionMonitor:
         sources = [(f"ADF file {f}" if f is not None else "",
                     joint_name_table(names, plain, joint_file, f))
                    for f in (joint_sources if joint_sources is not None else [None])]
-        self.merger = JointStateMerger(names, self.config, sources=sources)
+        self.merger = JointStateMerger(names, self.config, sources=sources,
+                                       carries_state=self.needs_value)
         self.required = np.zeros(len(names), dtype=bool)
         if required_joints:
             table = joint_name_table(names, plain)
@@ -126,6 +133,10 @@ class CollisionMonitor:
             if unknown:
                 raise ValueError(f"required_joints: unknown joint(s) {', '.join(unknown)}")
             self.required[[table[n] for n in required_joints]] = True
+            stateless = [n for n in required_joints if not self.needs_value[table[n]]]
+            if stateless:
+                raise ValueError(f"required_joints: {', '.join(stateless)} carry no state "
+                                 "(fixed, coupled or loop-closing joints are never received)")
         self._required_any = bool(self.required.any())
         self.idle_reason = idle_reason
         self.limiter = RateLimiter(self.config.max_rate)
@@ -280,15 +291,23 @@ class CollisionMonitor:
             return STATUS_NO_JOINT_STATE, f"no joint state yet for required {_listed(missing)}", False
         if not tf_ok:
             return STATUS_TF_UNAVAILABLE, "root transforms unavailable", False
-        age = m.age(now)
-        if 0.0 < cfg.joint_state_timeout < age < math.inf:
-            return (STATUS_STALE_JOINT_STATE,
-                    f"joint state is {age:.3f} s old (timeout {cfg.joint_state_timeout:g} s)", True)
+        timeout, forget = cfg.joint_state_timeout, cfg.joint_forget_timeout
+        if 0.0 < timeout < m.age(now) < math.inf:
+            stale = m.stale_joints(now, timeout, forget)
+            if stale:
+                return (STATUS_STALE_JOINT_STATE,
+                        f"joint state is {stale[0][1]:.3f} s old (timeout {timeout:g} s): "
+                        f"{_aged(stale)}", True)
         if unreceived is None:
             unreceived = self.unreceived()
+        kept = []
         if unreceived:
-            return STATUS_OK, f"never received, kept at their last value: {_listed(unreceived)}", True
-        return STATUS_OK, "", True
+            kept.append(f"never received, kept at their last value: {_listed(unreceived)}")
+        forgotten = m.forgotten_joints(now, forget) if 0.0 < timeout else []
+        if forgotten:
+            kept.append(f"stopped arriving (forgotten after {forget:g} s), kept at their last "
+                        f"value: {_aged(forgotten)}")
+        return STATUS_OK, "; ".join(kept), True
 
     # -- one cycle ---------------------------------------------------------------------------------
     def step(self, now: float, root_poses=None, tf_ok: bool = True,
@@ -315,7 +334,12 @@ class CollisionMonitor:
             self._evaluate(out, root_poses, now, on_contacts, probes)
         elif on_contacts is not None:
             on_contacts(out)
-        if status in (STATUS_NO_JOINT_STATE, STATUS_TF_UNAVAILABLE, STATUS_STALE_JOINT_STATE):
+        if status == STATUS_STALE_JOINT_STATE:  # once per set of stale joints and period
+            cfg = self.config
+            out.stale_joints = m.stale_joints(now, cfg.joint_state_timeout,
+                                              cfg.joint_forget_timeout)
+            self._warn("status:" + ",".join(n for n, _ in out.stale_joints), reason, now)
+        elif status in (STATUS_NO_JOINT_STATE, STATUS_TF_UNAVAILABLE):
             self._warn("status:" + STATUS_NAMES[status], reason, now)
         elif status == STATUS_OK and out.unreceived:
             self._warn("unreceived", f"joints {reason}", now)
@@ -381,6 +405,11 @@ class CollisionMonitor:
                            "values", out.time)
         out.probes = probe_result
         out.compute_time += time.perf_counter() - t0
+
+
+def _aged(named_ages: list, limit: int = 4) -> str:
+    """``[(name, age s), ...]`` as ``"name (1.234 s), ..."`` (at most ``limit``)."""
+    return _listed([f"{n} ({a:.3f} s)" for n, a in named_ages], limit)
 
 
 def _listed(names: list, limit: int = 4) -> str:

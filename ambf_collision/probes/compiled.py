@@ -19,40 +19,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from ambf_collision.geometry.shapes import CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
+from ambf_collision.geometry.pairs import bounding_spheres
 from ambf_collision.geometry.world_shapes import hull_arrays
 from ambf_collision.probes.data import ProbeData
 from ambf_collision.probes.layout import HEADER, model_sizes, model_views
 from ambf_collision.probes.spec import expand_specs, resolve_body, sensed_bodies
 from ambf_collision.probes.stages import evaluate_probes
 
-__all__ = ["ProbeModel", "probe_evaluator", "shape_bounds"]
-
-
-def shape_bounds(local, hulls):
-    """Bounding spheres ``(centre (S,3), radius (S,))`` of shapes given as world-shape arrays
-    ``local`` (in their bodies' frames, m) with their ``hulls``; radius ``inf`` for planes."""
-    S = len(local.kind)
-    centre = np.array(local.a, dtype=float).reshape(S, 3)
-    bound = np.zeros(S)
-    for s in range(S):
-        kind = int(local.kind[s])
-        if kind == SPHERE:
-            bound[s] = local.radius[s]
-        elif kind == CAPSULE:
-            centre[s] = 0.5 * (local.a[s] + local.b[s])
-            bound[s] = 0.5 * float(np.linalg.norm(local.b[s] - local.a[s])) + local.radius[s]
-        elif kind in (CYLINDER, CONE):  # axis local z, half = (r, r, h/2)
-            bound[s] = float(np.hypot(local.half[s, 0], local.half[s, 2]))
-        elif kind == PLANE:
-            bound[s] = np.inf
-        elif kind == CONVEX:
-            h = int(local.hull_id[s])
-            centre[s] = local.rot[s] @ hulls.centre[h] + local.a[s]
-            bound[s] = hulls.bound_radius[h]
-        else:  # box: half extents
-            bound[s] = float(np.linalg.norm(local.half[s]))
-    return centre, bound
+__all__ = ["ProbeModel", "probe_evaluator"]
 
 
 def _split(points, members, size):
@@ -155,7 +129,7 @@ class ProbeModel:
             getattr(arrays, name)[:] = [getattr(p, name) for p in probes]
         arrays.probe_body[:] = probe_body
         self._fill_clusters(arrays, clusters, rows)
-        arrays.shape_centre[:], arrays.shape_bound[:] = shape_bounds(link_shapes.local, self.hulls)
+        arrays.shape_centre[:], arrays.shape_bound[:] = bounding_spheres(link_shapes.local, self.hulls)
         arrays.shape_body[:] = shape_body
         origins = {s.name: s.origin for s in specs if getattr(s, "origin", None) is not None}
         for j, name in enumerate(self.patch_names):

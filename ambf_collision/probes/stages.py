@@ -40,6 +40,7 @@ from ambf_collision.geometry.shapes import CONVEX, PLANE
 from ambf_collision.geometry.support import NONE, core_of, core_support
 from ambf_collision.geometry.tolerances import (PROBE_BOUND_SLACK, PROBE_FACING_SLACK,
                                                 PROBE_PLANE_FACING_SLACK)
+from ambf_collision.geometry.transforms import transform_rows
 from ambf_collision.geometry.world_shapes import make_hulls, shape_row, world_of
 from ambf_collision.probes.layout import data_views, model_views
 
@@ -49,14 +50,8 @@ __all__ = ["evaluate_probes"]
 @njit(cache=True, inline="always")
 def move_probes(probe_body, local_position, local_normal, body_R, body_t, position, normal):
     """``position[i] = R p_i + t``, ``normal[i] = R n_i`` with the pose of probe i's body."""
-    for i in range(probe_body.size):
-        b = probe_body[i]
-        for r in range(3):
-            position[i, r] = (body_R[b, r, 0] * local_position[i, 0]
-                              + body_R[b, r, 1] * local_position[i, 1]
-                              + body_R[b, r, 2] * local_position[i, 2] + body_t[b, r])
-            normal[i, r] = (body_R[b, r, 0] * local_normal[i, 0] + body_R[b, r, 1] * local_normal[i, 1]
-                            + body_R[b, r, 2] * local_normal[i, 2])
+    transform_rows(body_R, body_t, probe_body, local_position, position, True)
+    transform_rows(body_R, body_t, probe_body, local_normal, normal, False)
 
 
 @njit(cache=True, inline="always")
@@ -66,12 +61,9 @@ def move_bounds(body_R, body_t, cluster_body, cluster_centre, cluster_start, clu
     """Cluster centres and shape bounding-sphere centres in world; per cluster whose members
     share one sensor normal n, ``front = min over members of position . n`` (the members'
     sensor planes; -inf for the other clusters)."""
+    transform_rows(body_R, body_t, cluster_body, cluster_centre, out_cluster_centre, True)
+    transform_rows(body_R, body_t, shape_body, shape_centre, out_shape_centre, True)
     for c in range(cluster_body.size):
-        b = cluster_body[c]
-        for r in range(3):
-            out_cluster_centre[c, r] = (body_R[b, r, 0] * cluster_centre[c, 0]
-                                        + body_R[b, r, 1] * cluster_centre[c, 1]
-                                        + body_R[b, r, 2] * cluster_centre[c, 2] + body_t[b, r])
         front = -math.inf
         if cluster_uniform[c]:
             first = cluster_member[cluster_start[c]]
@@ -81,12 +73,6 @@ def move_bounds(body_R, body_t, cluster_body, cluster_centre, cluster_start, clu
                 front = min(front, position[i, 0] * normal[first, 0] + position[i, 1] * normal[first, 1]
                             + position[i, 2] * normal[first, 2])
         out_cluster_front[c] = front
-    for s in range(shape_body.size):
-        b = shape_body[s]
-        for r in range(3):
-            out_shape_centre[s, r] = (body_R[b, r, 0] * shape_centre[s, 0]
-                                      + body_R[b, r, 1] * shape_centre[s, 1]
-                                      + body_R[b, r, 2] * shape_centre[s, 2] + body_t[b, r])
 
 
 @njit(cache=True, inline="always")

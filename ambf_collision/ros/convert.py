@@ -88,6 +88,7 @@ class ContactArrayWriter:
         if names is not self._names_from:  # the model's list: converted once per model
             self._names_from, m.joint_names = names, _joint_names(out)
         m.velocities_given = bool(getattr(out, "velocities_given", False))
+        m.status_message = str(getattr(out, "reason", ""))
         m.contacts = [contact_msg(who, row) for who, row in zip(out.contact_info, out.contact_rows)]
         return m
 
@@ -122,7 +123,8 @@ class ContactArraySerializer:
     contact count, then per contact body_1, body_2 (4-aligned strings), shape_1, shape_2,
     distance and the four 3-vectors (8-aligned), the Jacobian (uint32 count, float64s
     8-aligned), distance_rate, point_1_local, point_2_local; then joint_names (uint32 count,
-    4-aligned strings) and velocities_given (one byte). Padding bytes are zero.
+    4-aligned strings), velocities_given (one byte) and status_message (a 4-aligned string).
+    Padding bytes are zero.
 
     A contact is its pair's bytes up to the distance (names, shapes, padding: encoded once per
     pair and start offset modulo 8, and cached), then its row's bytes (``model/contact_rows.py``
@@ -141,6 +143,7 @@ class ContactArraySerializer:
             f"<iI{len(frame)}sB{self._md_off - self._status_off - 1}xdII")
         self._prefixes: dict = {}
         self._names_from, self._names_bytes = None, b""  # joint_names list and its CDR
+        self._reason, self._reason_cdr = "", cdr_string("")  # status_message and its CDR
 
     def _prefix(self, who, offset: int) -> bytes:
         """A contact's bytes before its distance: ``who`` = ``(body_1, body_2, shape_1,
@@ -196,7 +199,16 @@ class ContactArraySerializer:
         body += bytes(-len(body) % 4)
         body += self._names_block(out)
         body.append(1 if getattr(out, "velocities_given", False) else 0)
+        body += bytes(-len(body) % 4)
+        body += self._reason_bytes(str(getattr(out, "reason", "")))
         return self.ENCAPSULATION + body
+
+    def _reason_bytes(self, reason: str) -> bytes:
+        """``status_message`` as a CDR string, encoded once per distinct text in a row (the
+        reason is "" in almost every cycle)."""
+        if reason != self._reason:
+            self._reason, self._reason_cdr = reason, cdr_string(reason)
+        return self._reason_cdr
 
     def matches(self, writer: "ContactArrayWriter") -> bool:
         """True when bytes from this serializer deserialize (with the middleware's own
@@ -220,7 +232,7 @@ class ContactArraySerializer:
                     contact_info=[("/b" * (i + 1), "x" * (i + 2), i - 1, 2**31 - 1 - i)
                                   for i in range(n)],
                     contact_rows=rows, joint_names=["/j" * i for i in range(J)],
-                    velocities_given=k == 1)
+                    velocities_given=k == 1, reason=["", "stale: a (1.5 s)", "xyz"][k])
                 stamp = Time(sec=1234567 + k, nanosec=890 + k)
                 raw = self.serialize(out, stamp)
                 msg = writer.fill(out, stamp)

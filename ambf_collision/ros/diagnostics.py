@@ -54,10 +54,12 @@ def closure_summary(model, result) -> dict:
 
 
 def diagnostic_report(status: int, reason: str, values: dict, unreceived=(),
-                      closure=None) -> tuple:
+                      closure=None, stale=(), forgotten=()) -> tuple:
     """``(level, message, values)`` of one status: ``values`` (str -> str) extended by the
-    joints never received (``unreceived_joints``) and the closure residuals (``closure``, see
-    :func:`closure_summary`)."""
+    joints never received (``unreceived_joints``), the joints older than the timeout
+    (``stale_joints``: ``stale`` as ``[(name, age s)]``), those forgotten after
+    ``joint_forget_timeout`` (``forgotten_joints``, the same form) and the closure residuals
+    (``closure``, see :func:`closure_summary`)."""
     level = LEVELS.get(status, WARN)
     if status == STATUS_OK and unreceived:
         level = WARN
@@ -65,6 +67,11 @@ def diagnostic_report(status: int, reason: str, values: dict, unreceived=(),
     values["status"] = STATUS_NAMES.get(status, str(status))
     if unreceived:
         values["unreceived_joints"] = ", ".join(unreceived)
+    if status == STATUS_OK and forgotten:
+        level = WARN
+    for key, named_ages in (("stale_joints", stale), ("forgotten_joints", forgotten)):
+        if named_ages:
+            values[key] = ", ".join(f"{name} ({number(age, '.3f')} s)" for name, age in named_ages)
     values.update(closure or {})
     message = STATUS_NAMES.get(status, str(status)) + (f": {reason}" if reason else "")
     return level, message, values

@@ -69,7 +69,8 @@ class JointPlayer(Node):
 
 def main(argv=None) -> int:
     """Run until SIGINT/SIGTERM or ``duration``; exit 0."""
-    return run_node(JointPlayer, "joint_player", argv, done=lambda node: node.done)
+    return run_node(JointPlayer, "joint_player", argv, done=lambda node: node.done,
+                    restore_signals=False)
 
 
 if __name__ == "__main__":

@@ -391,7 +391,7 @@ class CollisionMonitorNode(Node):
 
 def main(argv=None) -> int:
     """Run the node until SIGINT/SIGTERM: exit 0 then; 2 with one line on a bad file/parameter."""
-    return run_node(CollisionMonitorNode, "collision_monitor", argv)
+    return run_node(CollisionMonitorNode, "collision_monitor", argv, restore_signals=False)
 
 
 if __name__ == "__main__":

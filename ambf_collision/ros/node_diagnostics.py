@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
+from ambf_collision.monitor.config import STATUS_STALE_JOINT_STATE
 from ambf_collision.ros.diagnostics import (CycleStats, PeriodicThread, closure_summary,
                                             diagnostic_report, number)
 
@@ -88,8 +89,13 @@ class DiagnosticsPublisher:
             "reloading": "true" if node.loader.busy else "false",
         }
         closure = closure_summary(node.model, out.result) if out is not None and out.result else {}
+        cfg = m.config
+        stale = (m.merger.stale_joints(now, cfg.joint_state_timeout, cfg.joint_forget_timeout)
+                 if status == STATUS_STALE_JOINT_STATE else ())
+        forgotten = (m.merger.forgotten_joints(now, cfg.joint_forget_timeout)
+                     if cfg.joint_state_timeout > 0.0 else ())
         level, message, values = diagnostic_report(status, reason, values, m.unreceived(),
-                                                   closure)
+                                                   closure, stale, forgotten)
         st = DiagnosticStatus(level=bytes([level]), name=f"{node.get_name()}: collision monitor",
                               message=message, hardware_id=node.get_fully_qualified_name(),
                               values=[KeyValue(key=k, value=v) for k, v in values.items()])

@@ -66,8 +66,14 @@ PARAMETERS = {
                   0.1, 100000.0, read_only=False),
     "heartbeat_rate": P(10.0, NUMBER, "status publications per second (Hz) while no joint state "
                         "arrives", 0.1, 100.0, read_only=False),
-    "joint_state_timeout": P(0.5, NUMBER, "joint states older than this (s) are STALE; 0 turns "
-                             "the check off", 0.0, 3600.0, read_only=False),
+    "joint_state_timeout": P(0.5, NUMBER, "a joint whose latest state is older than this (s) "
+                             "makes the status STALE (named in the status message and "
+                             "/diagnostics); fixed, coupled and loop-closing joints never do; 0 "
+                             "turns the check off", 0.0, 3600.0, read_only=False),
+    "joint_forget_timeout": P(0.0, NUMBER, "a joint that stopped arriving this long ago (s) no "
+                              "longer makes the status STALE: it keeps its last value and is "
+                              "named in the OK status until it comes again; 0 = never forget "
+                              "(STALE until it comes again)", 0.0, 1e6, read_only=False),
     "transform_tolerance": P(0.1, NUMBER, "the latest root transform is used when it is at most "
                              "this much (s) older than the joint-state stamp", 0.0, 3600.0,
                              read_only=False),
@@ -86,7 +92,7 @@ PARAMETERS = {
 }
 
 MONITOR_KEYS = ("report_distance", "max_rate", "heartbeat_rate", "joint_state_timeout",
-                "future_tolerance", "max_stamp_age", "accept_unstamped")
+                "joint_forget_timeout", "future_tolerance", "max_stamp_age", "accept_unstamped")
 """The parameters that are fields of :class:`ambf_collision.monitor.config.MonitorConfig`."""
 
 

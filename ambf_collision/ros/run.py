@@ -56,24 +56,44 @@ if rclpy_major() >= 9:
 _START_ERRORS = (ValueError, OSError, ParameterException, NameValidationException, RuntimeError)
 
 
-def run_node(make_node, name: str, argv=None, done=lambda node: False) -> int:
+def run_node(make_node, name: str, argv=None, done=lambda node: False,
+             restore_signals: bool = True) -> int:
     """Build the node with ``make_node()`` and spin it until SIGINT/SIGTERM or ``done(node)``.
 
     Returns the exit status: 0 after a signal or ``done``; 2 with one line ``<name>: error: ...``
     on stderr (no traceback) when the command line or a parameter file cannot be read, or
     ``make_node`` refuses a file or parameter (``ValueError``, ``OSError``, rclpy's parameter,
     name and rcl errors).
+
+    Any number of SIGINT and SIGTERM, in any order and spacing, only set the stop flag, also
+    while the node shuts down: a second signal cannot interrupt the shutdown (a restored default
+    handler would raise ``KeyboardInterrupt`` inside rclpy, or kill the process half-way). The
+    previous handlers come back once everything is shut down, unless ``restore_signals`` is
+    False (an executable): then both signals are ignored from there on, since nothing is left to
+    stop. (Python's exit resets a handler written in Python to the default action, so a late
+    signal would end the process by that signal half-way through its exit; an ignored one is
+    left ignored.)
     """
     stop = []
     args = list(argv if argv is not None else sys.argv)
-    try:
-        check_parameter_files(args)
-        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    except Exception as err:  # noqa: BLE001 - rcl's argument / parameter-file errors
-        print(f"{name}: error: {one_line(err)}", file=sys.stderr)
-        return 2
     old = {s: signal.signal(s, lambda signum, frame: stop.append(signum))
            for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            check_parameter_files(args)
+            rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+        except Exception as err:  # noqa: BLE001 - rcl's argument / parameter-file errors
+            print(f"{name}: error: {one_line(err)}", file=sys.stderr)
+            return 2
+        return _spin(make_node, name, args, done, stop)
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h if restore_signals else signal.SIG_IGN)
+
+
+def _spin(make_node, name: str, args: list, done, stop: list) -> int:
+    """:func:`run_node` once rclpy is initialised: build, spin until ``stop`` (the signals
+    received) or ``done(node)``, then shut down in order."""
     node = executor = None
     try:
         try:
@@ -91,8 +111,6 @@ def run_node(make_node, name: str, argv=None, done=lambda node: False) -> int:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        for s, h in old.items():
-            signal.signal(s, h)
         if executor is not None:
             executor.shutdown()
         if node is not None:

@@ -9,7 +9,7 @@ import pytest
 
 import exact_reference as ex
 from ambf_collision.geometry.distance import distance
-from ambf_collision.geometry.pairs import PairDistance, PairResult, bound_data, contact_order
+from ambf_collision.geometry.pairs import PairDistance, PairResult, bound_data, bounding_spheres, contact_order
 from ambf_collision.geometry.points import point_signed_distance_batch
 from ambf_collision.geometry.shapes import (CAPSULE, CONE, CONVEX, CYLINDER, PLANE, Box, Capsule, Cone,
                                             ConvexHull, Cylinder, Plane, ShapeError, Sphere)
@@ -328,6 +328,30 @@ def test_bound_data_contain_and_are_contained():
     with pytest.raises(ShapeError, match=r"pairs\[1\]: two planes"):
         PairDistance(WorldShapes.from_shapes([Sphere([0, 0, 0], 1), Plane([0, 0, 1], 0), Plane([1, 0, 0], 0)]),
                      [(0, 1), (1, 2)])
+
+
+def test_bounding_spheres_hand_derived():
+    """Each shape's sphere in the frame the shapes are given in (posed shapes): hand values for
+    the primitives, the farthest vertex for the hull, +inf for the plane; the same radius as
+    the pairs' ``outer``."""
+    q = [0.0, 0.0, math.sin(0.3), math.cos(0.3)]
+    V = np.array([[1, 0, 0], [0, 2, 0], [0, 0, -3], [.5, .5, .5]], float)
+    shapes = [Sphere([1, 2, 3], 0.5), Capsule([0, 0, 0], [0, 3, 4], 0.25), Box([.2, .4, .6], [1, 0, 0], q),
+              Cylinder(0.3, 0.8, [0, 1, 0], q), Cone(0.4, 0.6), ConvexHull(V, [5, 5, 5], q),
+              Plane([0, 0, 1], 0.5)]
+    w = WorldShapes.from_shapes(shapes)
+    centre, radius = bounding_spheres(w, w.hulls)
+    R = quat_to_matrix(q)
+    np.testing.assert_allclose(centre[:5], [[1, 2, 3], [0, 1.5, 2], [1, 0, 0], [0, 1, 0], [0, 0, 0]],
+                               atol=1e-15)
+    np.testing.assert_allclose(radius[:5], [0.5, 2.5 + 0.25, math.sqrt(.01 + .04 + .09),
+                                            math.hypot(0.3, 0.4), math.hypot(0.4, 0.3)], rtol=1e-15)
+    np.testing.assert_allclose(centre[5], R @ V.mean(0) + 5, rtol=1e-15)
+    world_vertices = V @ R.T + 5
+    assert radius[5] == pytest.approx(np.linalg.norm(world_vertices - centre[5], axis=1).max(), rel=1e-14)
+    assert radius[6] == math.inf
+    outer = bound_data(w, w.hulls)[1]
+    assert np.array_equal(outer[2:6], radius[2:6])
 
 
 def test_near_bounds_hulls_hand_derived():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ambf_collision.geometry.transforms import (axis_angle_to_matrix, matrix_to_quat,
-                                                quat_to_matrix, rotation_quaternion)
+                                                quat_to_matrix, rotation_quaternion, transform_rows)
 
 S = math.sqrt(0.5)
 
@@ -49,3 +49,21 @@ def test_batch_shape_is_kept():
     q = matrix_to_quat(R)
     assert q.shape == (2, 5, 4)
     np.testing.assert_array_equal(q, np.broadcast_to([1.0, 0.0, 0.0, 0.0], (2, 5, 4)))
+
+
+def test_transform_rows_points_and_directions():
+    """Each row moved by its own frame's pose: ``R_f x + t_f`` for points, ``R_f x`` for
+    directions, against the matrix product row by row (a frame index used twice, one unused)."""
+    rng = np.random.default_rng(7)
+    q = rng.normal(size=(3, 4))
+    R = quat_to_matrix(q / np.linalg.norm(q, axis=1, keepdims=True))
+    t = rng.normal(size=(3, 3))
+    frame = np.array([2, 0, 2, 1], np.int64)
+    x = rng.normal(size=(4, 3))
+    points, directions = np.zeros((4, 3)), np.zeros((4, 3))
+    transform_rows(R, t, frame, x, points, True)
+    transform_rows(R, t, frame, x, directions, False)
+    for i, f in enumerate(frame):
+        np.testing.assert_allclose(points[i], R[f] @ x[i] + t[f], rtol=0, atol=1e-15)
+        np.testing.assert_allclose(directions[i], R[f] @ x[i], rtol=0, atol=1e-15)
+    transform_rows(R, t, frame[:0], x[:0], points[:0], True)  # no rows: nothing to do

@@ -59,10 +59,12 @@ def test_string_booleans_read_as_yaml_cpp():
     w, warned = load("string_booleans.yaml")
     assert w.file_ignore_inter_collision == [True]  # 'True'
     assert [j.ignore_inter_collision for j in w.joints] == [False, True, False, False]  # 'false', "ON", n, No
-    # one warning per string (the top level's 'True', then ab, bc, cd); `No` is a YAML boolean
-    assert [(m.entry, m.key) for m in warned] == [("", "'ignore inter-collision'")] + [
-        (f"JOINT {n}", "'ignore inter-collision'") for n in ("ab", "bc", "cd")]
-    assert "'ON'" in str(warned[2]) and "read as true" in str(warned[2])
+    # one warning for the key, naming each string (the top level's 'True', then ab, bc, cd; `No`
+    # is a YAML boolean) and what it reads as
+    assert [(m.entry, m.key) for m in warned] == [
+        ("top level, JOINT ab, JOINT bc, JOINT cd", "'ignore inter-collision'")]
+    assert str(warned[0]).endswith(": boolean written as a string: 'True' read as true, 'false' "
+                                   "read as false, 'ON' read as true, 'n' read as false, as AMBF does")
 
 
 def test_joint_limits_as_ambf_and_bullet():

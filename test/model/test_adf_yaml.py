@@ -1,5 +1,5 @@
-"""YAML as AMBF's yaml-cpp reads it: numbers, booleans, quoted values, and the size, alias and
-nesting guards.
+"""YAML as AMBF's yaml-cpp reads it: numbers, booleans, quoted values, tabs, and the size, alias
+and nesting guards.
 
 Oracle: the tables below were recorded with yaml-cpp 0.7.0 (Debian libyaml-cpp-dev), the library
 AMBF's loader uses, by a probe calling ``YAML::Load("v: " + text)["v"].as<double>()`` and
@@ -13,9 +13,11 @@ import warnings
 import pytest
 import yaml
 
+from ambf_collision.model import adf_yaml
+from ambf_collision.model.adf import load_adf_files
 from ambf_collision.model.adf_errors import AdfError, AdfWarning
 from ambf_collision.model.adf_fields import Entry
-from ambf_collision.model.adf_yaml import AdfYamlLoader, load_yaml_text, yaml_cpp_bool
+from ambf_collision.model.adf_yaml import AdfYamlLoader, PythonAdfYamlLoader, load_yaml_text, yaml_cpp_bool
 
 # text -> yaml-cpp 0.7.0 as<double>() (None: throws)
 YAML_CPP_DOUBLE = {
@@ -106,3 +108,86 @@ def test_shared_aliases_counted_once_per_use():
         lines.append(f"a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * 10)}]")
     doc = load_yaml_text("\n".join(lines) + "\n", "f")
     assert len(doc["a3"]) == 10 and doc["a3"][9][9][9][9] == 9
+
+
+# text -> the document yaml-cpp 0.7.0 gives (its scalars as text; None: YAML::Load throws), by a
+# probe calling YAML::Load(text) and printing the node tree.
+YAML_CPP_TABS = {
+    "a: 1\t\nb: 2\n": {"a": "1", "b": "2"},
+    "a: 1 \t \nb: [1, 2]\t\n": {"a": "1", "b": ["1", "2"]},
+    "a:\t1\n": {"a": "1"},
+    "a:\n  b: 1\t\n  c: x\t\n": {"a": {"b": "1", "c": "x"}},
+    "a: 1\t# c\n": {"a": "1"},
+    "a: [1,\t2]\n": {"a": ["1", "2"]},
+    "a: {b: 1,\tc: 2}\t\n": {"a": {"b": "1", "c": "2"}},
+    "a: x\ty\n": {"a": "x\ty"},
+    "a: x \t y\t\n": {"a": "x \t y"},
+    "a: x\t\n  y\n": {"a": "x y"},
+    "a:\t\n  b: 1\n": {"a": {"b": "1"}},
+    "- 1\t\n- 2\n": ["1", "2"],
+    'a: "x"\t\n': {"a": "x"},
+    "a\t: 1\n": {"a": "1"},
+    "? a\t\n: 1\n": {"a": "1"},
+    "a: &x 1\t\nb: *x\t\n": {"a": "1", "b": "1"},
+    "a: |\n  x\t\n  y\n": {"a": "x\t\ny\n"},
+    "\tb: 1\n": None,
+    "a:\n\t- 1\n": None,
+    "a: 1\n\t\nb: 2\n": None,
+    "a: b\t: c\n": None,
+}
+# Read by yaml-cpp, refused by libyaml and so by both loaders here (documented in adf_yaml).
+YAML_CPP_ONLY = {"-\t1\n": ["1"]}
+
+
+def _as_text(doc):
+    """The document with every scalar as its text, as yaml-cpp keeps it."""
+    if isinstance(doc, dict):
+        return {str(k): _as_text(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_as_text(v) for v in doc]
+    return str(doc)
+
+
+LOADERS = {"libyaml": AdfYamlLoader, "pure-python": PythonAdfYamlLoader}
+
+
+@pytest.fixture(params=sorted(LOADERS))
+def loader(request, monkeypatch):
+    """Each of the two readers, forced as the one ``load_yaml_text`` uses."""
+    if request.param == "libyaml" and not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("PyYAML without libyaml")
+    monkeypatch.setattr(adf_yaml, "AdfYamlLoader", LOADERS[request.param])
+    return LOADERS[request.param]
+
+
+@pytest.mark.parametrize("text", sorted(YAML_CPP_TABS))
+def test_tabs_read_as_yaml_cpp(loader, text):
+    expect = YAML_CPP_TABS[text]
+    if expect is None:
+        with pytest.raises(AdfError, match="malformed YAML at line"):
+            load_yaml_text(text, "f.yaml")
+        return
+    assert _as_text(load_yaml_text(text, "f.yaml")) == expect
+
+
+def test_tab_after_dash_refused_by_both_readers(loader):
+    (text,) = YAML_CPP_ONLY
+    with pytest.raises(AdfError, match="malformed YAML at line 1"):
+        load_yaml_text(text, "f.yaml")
+
+
+def test_pure_python_reader_keeps_yaml_cpp_numbers():
+    """The fallback has the same number rules as the libyaml reader (the table above)."""
+    for text, expect in YAML_CPP_DOUBLE.items():
+        if expect is not None and text[0] not in "'\"":
+            assert yaml.load(f"v: {text}\t\n", Loader=PythonAdfYamlLoader)["v"] == expect
+    assert yaml.load("v: 010", Loader=PythonAdfYamlLoader)["v"] == 10
+    assert yaml.load("v: 0x1A", Loader=PythonAdfYamlLoader)["v"] == "0x1A"
+
+
+def test_file_with_trailing_tabs_loads_with_either_reader(loader, tmp_path):
+    p = tmp_path / "tabs.yaml"
+    p.write_text("bodies: [BODY A]\t\nBODY A:\t\n  name: A\t\n  mass: 0.5\t\t\n"
+                 "  collision shape: SPHERE\t\n  collision geometry: {radius: 0.1}\t\n")
+    (a,) = load_adf_files(p).bodies
+    assert (a.name, a.mass, a.shapes[0].radius) == ("/ambf/env/A", 0.5, 0.1)

@@ -29,6 +29,16 @@ def test_unreceived_joints_warn_and_are_listed():
     assert values["unreceived_joints"] == "/a/yaw, /a/wrist"
 
 
+def test_stale_and_forgotten_joints_are_listed_with_their_ages():
+    stale = [("/a/wrist", 1.25), ("/a/elbow", 0.5004)]
+    level, message, values = diagnostic_report(c.STATUS_STALE_JOINT_STATE, "why", {}, (), None,
+                                               stale)
+    assert level == STALE and values["stale_joints"] == "/a/wrist (1.250 s), /a/elbow (0.500 s)"
+    level, message, values = diagnostic_report(c.STATUS_OK, "", {}, forgotten=[("/a/yaw", 9.0)])
+    assert level == WARN and values["forgotten_joints"] == "/a/yaw (9.000 s)"
+    assert "stale_joints" not in values
+
+
 def test_closure_summary_names_the_worst_joint():
     """Residuals (position m, angle rad) of three loop-closing joints 4, 7, 9: the largest
     position mismatch is joint 7's; the largest angle another joint's."""

@@ -38,7 +38,9 @@ def _output(rng, n, J, cycle, names=None):
     return SimpleNamespace(status=cycle % 6, min_distance=[math.nan, 0.0, -0.5][cycle % 3],
                            pairs_checked=cycle * 1000, contact_info=info, contact_rows=rows,
                            joint_names=[f"/ambf/env/j{k}" * (k % 3 + 1) for k in range(J)],
-                           velocities_given=bool(cycle % 2))
+                           velocities_given=bool(cycle % 2),
+                           reason=["", "joint state is 1.250 s old (timeout 0.5 s): /a/wrist "
+                                   "(1.250 s)", "ä", "xyz"][cycle % 4])
 
 
 def _read_back(c) -> tuple:
@@ -108,7 +110,8 @@ def test_contact_serializer_equals_rclpy_serialization(frame, J):
     the ContactArrayWriter builds (every field's repr: tells -0.0 from 0.0; rclpy leaves
     padding bytes unset, so bytes are not compared), with rclpy's length, for every header
     alignment, body names of 0..9 characters (and non-ASCII), 0..4 contacts, Jacobians of 0, 1
-    and 7 columns, joint names and the velocities flag; and read back as the rows."""
+    and 7 columns, joint names, the velocities flag and status messages of every length
+    modulo 4; and read back as the rows."""
     from rclpy.serialization import deserialize_message, serialize_message
 
     rng = np.random.default_rng(len(frame) + J)
@@ -130,6 +133,7 @@ def test_contact_serializer_equals_rclpy_serialization(frame, J):
             (who, row) for who, row in zip(out.contact_info, out.contact_rows.tolist())]
         assert list(back.joint_names) == out.joint_names
         assert back.velocities_given is bool(cycle % 2)
+        assert back.status_message == out.reason
     assert s.matches(w)
 
 
