@@ -28,8 +28,9 @@ bench: env
 clean:
 	rm -rf .ws .venv .ws-jazzy .venv-jazzy .venv-numpy1 demo_output
 
-# numba's compiled kernels (next to the sources, in the workspaces and in the user cache): numba
-# notices a change of a kernel's own file only, so clear them after editing a module the kernels call.
+# numba's compiled kernels (next to the sources, in the workspaces and in the user cache). Never
+# needed after an edit (the cache is keyed by each kernel's sources: geometry/kernel_cache.py);
+# for a cold start on purpose or the disk. `make env` (its colcon build) compiles them again.
 clean-cache:
 	find ambf_collision .ws .ws-jazzy \( -name '*.nbi' -o -name '*.nbc' \) -delete 2>/dev/null || true
 	rm -rf "$${XDG_CACHE_HOME:-$$HOME/.cache}/ambf_collision/numba"

@@ -106,21 +106,9 @@ if [ ${#upstream[@]} -gt 0 ]; then
     echo "$uwant" > "$ustamp"
   fi
 fi
-log "colcon build: ambf_collision"
+# its install step compiles the collision kernels into numba's cache of the installed package
+# (cmake/compile_kernels.cmake): seconds when they are current, 1-3 minutes the first time
+log "colcon build: ambf_collision (compiles the collision kernels: 1-3 min the first time)"
 colcon --log-base "$WS/log" build "${common[@]}" --symlink-install --packages-select ambf_collision \
   --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python" -DBUILD_TESTING=ON >&2
-# numba compiles the collision kernels on their first use and caches them next to the installed
-# sources: do it once here, so the node's first start (and every test that starts one) finds them
-# compiled. A few seconds when the cache is current; 1-3 minutes the first time.
-log "compiling the collision kernels (numba cache; 1-3 min the first time, seconds after)"
-(
-  set +u
-  # shellcheck disable=SC1091
-  source "$WS/install/setup.bash"
-  cd /  # the installed package (the cache the node and the tests use), not the source folder
-  start=$(date +%s)
-  "$VENV/bin/python" -m ambf_collision.cli.main check "$ROOT/examples/demo/demo_arm.yaml" \
-    --probes "$ROOT/examples/demo/demo_probes.yaml" --json > /dev/null
-  log "kernels ready ($(( $(date +%s) - start )) s)"
-) || log "warning: compiling the kernels failed; the node compiles them on its first start"
 log "ready: source scripts/activate.sh${ROS_WHEELS:+ (with ROS_WHEELS=$ROS_WHEELS)}"

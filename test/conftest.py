@@ -19,12 +19,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
-# numba checks a cached kernel against its own file only: drop the cache next to the sources when
-# any of them changed since it was kept (monitor/jit.py), so no test runs a stale kernel.
-from ambf_collision.monitor.jit import drop_stale_kernels  # noqa: E402
-
-drop_stale_kernels()
-
 # Test helper modules (ros_harness, exact_reference, ...) live beside this file; test modules
 # import the paths below with ``from conftest import ...``.
 TEST_DIR = Path(__file__).resolve().parent
@@ -55,8 +49,7 @@ DEMO_PROBES_256 = DEMO_DIR / "demo_probes_256.yaml"
 
 def run_fresh_python(code: str, timeout: float = 900.0, **environ) -> str:
     """Runs ``code`` in a fresh Python process that imports ``ambf_collision`` from where this
-    one did (``monitor/jit.package_root``, first on ``PYTHONPATH``, as the node's second process
-    does), with ``environ`` added; asserts it succeeded and returns its last line of output."""
+    one did (``monitor/jit.package_root``, first on ``PYTHONPATH``), with ``environ`` added; asserts it succeeded and returns its last line of output."""
     import subprocess
 
     from ambf_collision.monitor.jit import package_root

@@ -7,7 +7,8 @@ Subcommands (each module registers its own):
 
 Exit status: 0 on success, 2 on bad input (one clear message on stderr, never a traceback).
 
-On a cold numba cache (the first run after an install or an upgrade) the kernels compile first,
+On a cold numba cache (the first run after a pip install, an upgrade or an edit of a kernel's
+sources; a colcon build compiles them ahead) the kernels compile first,
 which takes up to a minute; the tool says so once on stderr (``monitor/jit.FirstCompile``), so
 that the wait does not look like a hang and standard output stays the report alone.
 """
@@ -19,7 +20,7 @@ import sys
 
 from ambf_collision.cli import distance as cli_distance
 from ambf_collision.cli import model as cli_model
-from ambf_collision.monitor.jit import FirstCompile, drop_stale_kernels
+from ambf_collision.monitor.jit import FirstCompile
 from ambf_collision.probes import ProbeCheckExtension
 
 # `check --probes PROBES.yaml`: tactile probes extend the check report (registered once).
@@ -48,7 +49,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    drop_stale_kernels()  # kernels cached before a change of the sources are compiled again
     try:
         with FirstCompile(lambda: print(COMPILING, file=sys.stderr, flush=True)):
             return int(args.func(args) or 0)

@@ -9,10 +9,7 @@ Bad input (files, ``--joint``, ``--ignore``/``--check``) prints one line on stde
 file, entry and key, and exits with status 2.
 
 Extension point for ``check`` (e.g. tactile probes): :func:`register_check_extension` takes
-an object with ``add_arguments(parser)``, ``kernel_calls(args, model, data)`` (the compiled
-calls it will make, each ``(kernel, arguments)``: on a cold cache a second process compiles them
-while this one compiles the model's kernel, ``monitor/jit.CompileElsewhere``) and ``extend(args,
-model, data, result, report)`` (mutates the JSON ``report`` dict; may return extra table lines
+an object with ``add_arguments(parser)`` and ``extend(args, model, data, result, report)`` (mutates the JSON ``report`` dict; may return extra table lines
 as a list of str). :func:`check_report` builds the base JSON dict.
 """
 
@@ -25,7 +22,6 @@ import sys
 
 from ambf_collision.model.adf import AdfError
 from ambf_collision.model.filtering import Overrides
-from ambf_collision.monitor.jit import evaluate_compiling_elsewhere
 from ambf_collision.probes import ProbeError
 from ambf_collision.geometry.shapes import ShapeError
 
@@ -219,9 +215,7 @@ def _check(args) -> int:
         hint = f" ({', '.join(amb)}: ambiguous, qualify with the namespace)" if amb else ""
         known = ", ".join(model.joint_plain_names[:8]) + (" ..." if len(model.joint_names) > 8 else "")
         raise _InputError(f"--joint: unknown joint {', '.join(map(repr, unknown))}{hint}; known: {known or 'none'}")
-    extra_jobs = [job for ext in _CHECK_EXTENSIONS for job in ext.kernel_calls(args, model, data)]
-    result, _ = evaluate_compiling_elsewhere(model, data, extra_jobs,  # module docstring
-                                             report_distance=args.report_distance)
+    result = model.evaluate(data, report_distance=args.report_distance)
     report = check_report(model, data, result)
     extra = []
     for ext in _CHECK_EXTENSIONS:

@@ -3,3 +3,5 @@
 Imports nothing else of the package. Import modules by full name, e.g.
 ``from ambf_collision.geometry.distance import distance``.
 """
+
+from ambf_collision.geometry import kernel_cache  # noqa: F401 - before any kernel: numba's cache stamp

@@ -39,7 +39,6 @@ from ambf_collision.geometry.segments import perpendicular
 from ambf_collision.geometry.simplex import closest_on_simplex
 from ambf_collision.geometry.support import (
     NONE,
-    Core,
     pair_support,
     settle_witnesses,
     support_bound,
@@ -50,7 +49,7 @@ from ambf_collision.geometry.tolerances import (
     EPA_TOLERANCE,
 )
 
-__all__ = ["EPA_NOT_CONVERGED", "epa_penetration", "penetration_arguments"]
+__all__ = ["EPA_NOT_CONVERGED", "epa_penetration"]
 
 CONVERGED = 0
 EPA_NOT_CONVERGED = 2
@@ -258,13 +257,3 @@ def _flat_result(P, out_p1, out_p2, out_n):
         return 0.0
     out_n[0], out_n[1], out_n[2] = 0.0, 0.0, 1.0
     return 0.0
-
-
-def penetration_arguments(H) -> tuple:
-    """Arguments of :func:`epa_penetration` of the types ``gjk.convex_distance`` passes it, for
-    the hull arrays ``H`` (a :class:`~ambf_collision.geometry.hulls.Hulls`, as the caller views
-    them; the other values are zeros, unused): what a compiler needs to know of the call (the
-    node compiles it ahead in a second process on a cold cache, ``monitor/jit.py``)."""
-    core = Core(0, *(0.0,) * 18, -1, *(0.0,) * 5)
-    return (core, core, H.vertices, H.neighbor_start, H.neighbors, np.zeros((4, 9)), 0,
-            np.zeros(3), np.zeros(3), np.zeros(3))

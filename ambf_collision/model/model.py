@@ -29,9 +29,7 @@ from typing import Optional
 
 import numpy as np
 
-from ambf_collision.geometry.epa import epa_penetration, penetration_arguments
-from ambf_collision.geometry.hulls import Hulls
-from ambf_collision.geometry.pairs import PairDistance, contact_order
+from ambf_collision.geometry.pairs import PairDistance
 from ambf_collision.geometry.shapes import KIND_NAMES
 from ambf_collision.geometry.world_shapes import LinkShapes, hull_arrays
 from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
@@ -196,20 +194,6 @@ class Model:
 
     def create_data(self) -> Data:
         return Data(self)
-
-    def separate_callees(self, data: Data) -> tuple:
-        """Compiled functions :meth:`evaluate`'s kernel calls that a second process can compile
-        for it, in the order the kernel's compilation reaches them, each ``(kernel,
-        arguments)`` with arguments of the types the kernel passes it (for 2 pairs or more):
-        GJK/EPA's penetration stage (``geometry/epa.epa_penetration``, the largest callee but
-        one) and the contacts' closest-first ordering (``geometry/pairs.contact_order``). On a
-        cold cache the node has a second process compile them while it compiles the kernel,
-        which loads them from the cache if they are there when it reaches them
-        (``monitor/jit.py``)."""
-        hulls = Hulls(*(self.tables[name] for name in Hulls._fields))
-        return ((epa_penetration, penetration_arguments(hulls)),
-                (contact_order, (data.distance, 0.0, 0.0, self.tables["pair_environment"],
-                                 data.contact_index)))
 
     # -- queries --------------------------------------------------------------------------------
 

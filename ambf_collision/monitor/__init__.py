@@ -4,3 +4,5 @@
 ``scheduling`` (rate cap, warning throttle), ``sanitize`` (no NaN out), ``scene`` (files ->
 model and probes, shared with the CLI) and ``monitor`` (:class:`CollisionMonitor`).
 """
+
+from ambf_collision.geometry import kernel_cache  # noqa: F401 - before any kernel: numba's cache stamp

@@ -10,6 +10,7 @@
 * ``report``: JSON and table reports, the CLI's ``check --probes``.
 """
 
+from ambf_collision.geometry import kernel_cache  # noqa: F401 - before any kernel: numba's cache stamp
 from ambf_collision.probes.compiled import ProbeModel, probe_evaluator
 from ambf_collision.probes.data import ProbeData, ProbeResult
 from ambf_collision.probes.report import ProbeCheckExtension, probe_report_json, probe_report_table

@@ -188,23 +188,10 @@ class ProbeModel:
         if len(world.kind) != self.n_shapes or len(body_R) != self.n_bodies:
             raise ValueError(f"probe model compiled for {self.n_shapes} shapes on {self.n_bodies} "
                              f"bodies, evaluated with {len(world.kind)} shapes and {len(body_R)} poses")
-        data.result.pairs_checked = evaluate_probes(*self.kernel_arguments(data, body_R, body_t,
-                                                                          world))
+        data.result.pairs_checked = evaluate_probes(
+            self.floats, self.ints, world.table, *self._hull_arrays, body_R, body_t,
+            data.floats, data.distance, data.ints, data.in_contact, data.scratch)
         return data.result
-
-    def kernel_arguments(self, data: ProbeData, body_R, body_t, world) -> tuple:
-        """The arguments of :meth:`evaluate`'s one kernel call,
-        ``stages.evaluate_probes(*arguments)`` (what a compiler needs to know of the call:
-        ``monitor/jit.py`` compiles the kernel ahead for their types)."""
-        return (self.floats, self.ints, world.table, *self._hull_arrays, body_R, body_t,
-                data.floats, data.distance, data.ints, data.in_contact, data.scratch)
-
-    def kernel_call(self, evaluation) -> tuple:
-        """``(evaluate_probes, arguments)``: the kernel call :meth:`evaluate_model` makes for a
-        model's ``Data`` or ``EvaluationResult`` (their body poses and world shapes), on new
-        probe data: what a second process compiles ahead on a cold cache (``monitor/jit.py``)."""
-        return evaluate_probes, self.kernel_arguments(self.create_data(), evaluation.body_R,
-                                                      evaluation.body_t, evaluation.world)
 
     def evaluate_model(self, data: ProbeData, evaluation):
         """:meth:`evaluate` for a model's ``EvaluationResult`` (its body poses and world shapes)."""

@@ -111,14 +111,6 @@ class ProbeCheckExtension:
                             ProbeModel.from_model(load_probe_file(path, model.body_names), model))
         return self._loaded[2]
 
-    def kernel_calls(self, args, model, data):
-        """``[(evaluate_probes, arguments)]``: the probes' kernel call ``extend`` makes (none
-        without ``--probes``), for a second process to compile on a cold cache."""
-        path = getattr(args, "probes", None)
-        if not path:
-            return []
-        return [self._probes(path, model).kernel_call(data)]
-
     def extend(self, args, model, data, result, report):
         path = getattr(args, "probes", None)
         if not path:

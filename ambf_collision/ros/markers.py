@@ -237,16 +237,6 @@ class MarkerBuilder:
                 (probe_markers, (position, force, in_contact, self.force_full_scale,
                                  out.probe_points, out.probe_rgb)))
 
-    def kernel_calls(self, world, probes: int) -> tuple:
-        """The four kernel calls of :meth:`build`, each ``(kernel, arguments)``, for a layout
-        with one contact and ``probes`` probes, on zeros (the values are not used): what a
-        compiler needs to know of them (``monitor/jit.py`` compiles them ahead on a cold cache)."""
-        out = _Numbers.zeros(len(self.owner), int(self.scaled.sum()), 1, probes)
-        shapes, contact, probe = self._kernel_calls(
-            out, world, np.zeros(len(self.pairs)), np.zeros(1), np.zeros((1, 3, 3)),
-            np.zeros((probes, 3)), np.zeros((probes, 3)), np.zeros(probes, bool))
-        return shapes + (contact, probe)
-
     def _template(self, frame: str, contact_namespaces: tuple, probes: int):
         """(MessageTemplate, _Numbers) of one layout."""
         m, s, c = len(self.owner), int(self.scaled.sum()), len(contact_namespaces)
@@ -339,13 +329,6 @@ def _shape_labels(model) -> list:
         body_names = list(getattr(model, "body_names"))
         labels = [body_names[int(i)] for i in getattr(model, "shape_body")]
     return labels
-
-
-def marker_kernel_calls(model, data, probes: int) -> tuple:
-    """:meth:`MarkerBuilder.kernel_calls` of a model's markers, on its ``data`` (evaluated or
-    not: only the types count), with ``probes`` probes."""
-    w, pairs, _ = _model_scene(model, None, data)
-    return MarkerBuilder.from_world_shapes(w, _shape_labels(model), pairs).kernel_calls(w, probes)
 
 
 def build_markers(model, result, probe_result, world_frame, stamp, *, data=None, world=None,

@@ -143,12 +143,11 @@ class CollisionMonitorNode(Node):
             import numba
 
             where = numba.config.CACHE_DIR or "next to the sources"
-            elsewhere = (f" here, and {prepared.compiled_elsewhere}"
-                         if prepared.compiled_elsewhere else "")
             self.get_logger().info(
-                f"JIT: numba compiled {prepared.compiled} function(s) of the core{elsewhere}; the "
-                f"scene took {prepared.seconds:.1f} s to load (kept in numba's cache, {where}, "
-                "for the next start)")
+                f"JIT: numba compiled {prepared.compiled} function(s) of the core, not compiled "
+                f"by the build (sources edited since, or no build step); the scene took "
+                f"{prepared.seconds:.1f} s to load (kept in numba's cache, {where}, for the next "
+                "start)")
         for line in scene.warnings:
             self.get_logger().warning(line)
         if scene.empty:

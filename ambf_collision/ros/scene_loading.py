@@ -27,15 +27,15 @@ from dataclasses import dataclass, field
 from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        ProbeArraySerializer, ProbeArrayWriter)
-from ambf_collision.monitor.jit import CompileWatch, evaluate_compiling_elsewhere
+from ambf_collision.monitor.jit import CompileWatch
 from ambf_collision.monitor.joint_states import JointStateMerger
-from ambf_collision.ros.markers import build_markers, marker_kernel_calls
+from ambf_collision.ros.markers import build_markers
 from ambf_collision.ros.node_parameters import parse_padding
 from ambf_collision.ros.parameters import ConfigError
 from ambf_collision.ros.paths import resolve_package_path
 from ambf_collision.ros.run import one_line
 
-__all__ = ["PreparedScene", "SceneLoader", "load_node_scene", "reload_scene", "with_pairs"]
+__all__ = ["PreparedScene", "SceneLoader", "load_node_scene", "reload_scene", "warm_up", "with_pairs"]
 
 FILE_PARAMETERS = ("adf_files", "probe_files", "coupling_files")
 
@@ -46,9 +46,7 @@ class PreparedScene:
     ``contact_serializer`` / ``probe_serializer`` are None where the middleware's serialization
     differs from the writers' messages (the messages go out then); ``compiled``: functions numba
     compiled during the load (0 when all came from its cache); ``marker_cache``: the
-    ``build_markers`` cache the load drew its markers with (its layout, ready for the node);
-    ``compiled_elsewhere``: what a second process compiled meanwhile (``monitor/jit.py``), for the
-    log ("" when none started: a warm cache)."""
+    ``build_markers`` cache the load drew its markers with (its layout, ready for the node)."""
 
     scene: object
     contact_writer: ContactArrayWriter
@@ -58,7 +56,6 @@ class PreparedScene:
     seconds: float
     compiled: int = 0
     marker_cache: dict = field(default_factory=dict)
-    compiled_elsewhere: str = ""
 
 
 def resolved_files(params: dict) -> dict:
@@ -88,19 +85,8 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
                            namespaces=params["adf_namespaces"] or None,
                            ignore_pairs=params["ignore_pairs"], check_pairs=params["check_pairs"],
                            coupling_files=files["coupling_files"], couplings=params["couplings"])
-        model = scene.model
-        data = model.create_data()
-        result, probe_result, compiled_elsewhere = first_evaluation(scene, data)
-        # the joint-state merge's kernel (its types are the same for every message)
-        names = list(model.joint_names)
-        JointStateMerger(names).update(names, [0.0] * len(names), 1.0, 1.0)
-        if not scene.empty:  # the markers' kernels too, whether or not markers are on now
-            build_markers(model, result, probe_result, world_frame, 0.0, cache=marker_cache)
-            if not len(result.contact_index) and math.isfinite(result.min_distance):
-                # and the contacts' kernel: the closest pair reported as a contact
-                closest = model.evaluate(
-                    data, report_distance=math.nextafter(result.min_distance, math.inf))
-                build_markers(model, closest, probe_result, world_frame, 0.0, cache=marker_cache)
+        warm_up(scene, world_frame, marker_cache)
+    model = scene.model
     writer = ContactArrayWriter(world_frame)
     serializer = ContactArraySerializer(world_frame)
     probe_writer = probe_serializer = None
@@ -115,31 +101,30 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
             probe_serializer = None
     return PreparedScene(scene, writer, serializer if serializer.matches(writer) else None,
                          probe_writer, probe_serializer, time.perf_counter() - t0, jit.compiled,
-                         marker_cache, compiled_elsewhere)
+                         marker_cache)
 
 
-def first_evaluation(scene, data):
-    """``(result, probe_result, compiled_elsewhere)``: the scene's first evaluation and probes
-    on ``data``, their kernels' first calls. On a cold cache numba compiles them: the model's
-    kernel here, and meanwhile in a second process (``monitor/jit.py``), in the order they are
-    needed, what can be compiled apart: functions the model's kernel calls
-    (``Model.separate_callees``), the probes' kernel and the markers' kernels.
-    ``compiled_elsewhere`` says what that process did, for the log ("" when none started)."""
-    model, ps = scene.model, scene.probe_set
-    if scene.empty:   # no shapes: nothing to compile apart
-        result = model.evaluate(data, report_distance=0.05, near_only=True)
-        return result, None if ps is None else scene.probes(model, data, result), ""
-    probes = [] if ps is None else [ps.kernel_call(data)]
-    extra_jobs = probes + list(marker_kernel_calls(model, data, 0 if ps is None else len(ps.names)))
-    result, elsewhere = evaluate_compiling_elsewhere(model, data, extra_jobs,
-                                                     report_distance=0.05, near_only=True)
-    note = ""
-    if elsewhere.process is not None:
-        note = (f"{len(elsewhere.jobs)} kernels in a second process (EPA, contact order, "
-                f"{'probes, ' if ps is not None else ''}markers)" if elsewhere.wait() else
-                "a second process failed to compile some kernels: "
-                + " ".join(elsewhere.error.split())[-300:])
-    return result, None if ps is None else scene.probes(model, data, result), note
+def warm_up(scene, world_frame: str, marker_cache: dict) -> None:
+    """Call every compiled function the node calls per cycle, once, on a private ``Data`` of
+    ``scene``: its evaluation, probes, joint-state merge and markers (with a contact at least),
+    so that none is first compiled or first touched on the executor. The package's install step
+    runs it on the demo scene to compile them all (``ros/compile_kernels.py``); the types of the
+    calls, and so the compiled functions, are the same for every scene. ``marker_cache``: the
+    ``build_markers`` cache to draw with."""
+    model = scene.model
+    data = model.create_data()
+    result = model.evaluate(data, report_distance=0.05, near_only=True)
+    probe_result = None if scene.probe_set is None else scene.probes(model, data, result)
+    # the joint-state merge's kernel (its types are the same for every message)
+    names = list(model.joint_names)
+    JointStateMerger(names).update(names, [0.0] * len(names), 1.0, 1.0)
+    if not scene.empty:  # the markers' kernels too, whether or not markers are on now
+        build_markers(model, result, probe_result, world_frame, 0.0, cache=marker_cache)
+        if not len(result.contact_index) and math.isfinite(result.min_distance):
+            # and the contacts' kernel: the closest pair reported as a contact
+            closest = model.evaluate(
+                data, report_distance=math.nextafter(result.min_distance, math.inf))
+            build_markers(model, closest, probe_result, world_frame, 0.0, cache=marker_cache)
 
 
 def _lower_priority() -> None:

@@ -194,38 +194,3 @@ def test_the_tool_says_once_when_numba_compiles_and_not_when_nothing_does(capsys
     assert cli_main.main(["pairs", "any.yaml"]) == 0
     out, err = capsys.readouterr()
     assert out == "5.0\n" and err == ""
-
-
-def test_check_hands_the_second_process_the_calls_it_makes(capsys, monkeypatch):
-    """On a cold cache `check` has a second process compile EPA, the contacts' ordering and,
-    with --probes, the probes' kernel (monitor/jit.CompileElsewhere) while it compiles the model's
-    kernel. What it hands over must be the very calls it then makes: the probes' kernel with
-    arguments of the same numba types (else the cached version is not the one used), and every
-    job a compiled kernel. Recorded here: the jobs, and every probes' kernel argument list built
-    (the job's, then the call's)."""
-    from numba import typeof
-
-    from conftest import DEMO_ARM, DEMO_PROBES
-    from ambf_collision.monitor import jit
-    from ambf_collision.probes.compiled import ProbeModel
-
-    handed, built = [], []
-    real_elsewhere, real_arguments = jit.CompileElsewhere, ProbeModel.kernel_arguments
-
-    def recording_elsewhere(jobs):
-        handed.extend(jobs)
-        return real_elsewhere(jobs)
-
-    def recording_arguments(self, *args):
-        built.append(real_arguments(self, *args))
-        return built[-1]
-
-    monkeypatch.setattr(jit, "CompileElsewhere", recording_elsewhere)
-    monkeypatch.setattr(ProbeModel, "kernel_arguments", recording_arguments)
-    assert main(["check", str(DEMO_ARM), "--probes", str(DEMO_PROBES), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["probes"]
-    names = [kernel.py_func.__name__ for kernel, _ in handed]
-    assert names == ["epa_penetration", "contact_order", "evaluate_probes"]
-    assert all(hasattr(kernel, "compile") for kernel, _ in handed)  # numba dispatchers
-    assert len(built) == 2 and built[0] is handed[2][1]  # the job's, then the call check makes
-    assert [typeof(a) for a in handed[2][1]] == [typeof(a) for a in built[1]]

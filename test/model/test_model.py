@@ -444,28 +444,3 @@ def test_a_data_along_a_trajectory_equals_a_fresh_data_at_every_pose():
             assert not moved[fixed_shapes].any()
             arm_moved += bool(moved[~fixed_shapes].any())
     assert arm_moved > 40   # the script holds still now and then
-
-
-def test_the_separate_callees_have_the_types_evaluate_calls_them_with(tmp_path):
-    """``Model.separate_callees`` gives each function with arguments of the types evaluate's
-    kernel passes it: a version compiled ahead for them (the node: in a second process,
-    ``monitor/jit.py``) is the one the kernel then uses. In a fresh process on an empty cache, after
-    compiling them for those types, the kernel's first compilation (which types every call down
-    to EPA) leaves each with that one version. About a minute: everything compiles."""
-    from conftest import run_fresh_python
-
-    code = f"""
-from numba import typeof
-from ambf_collision.model import Model
-m = Model.from_files([{str(REPO / "examples" / "demo" / "demo_arm.yaml")!r}])
-data = m.create_data()
-calls = m.separate_callees(data)
-declared = [tuple(typeof(a) for a in args) for _, args in calls]
-for (kernel, _), types in zip(calls, declared):
-    kernel.compile(types)
-m.evaluate(data)
-print([(kernel.py_func.__name__, kernel.signatures == [types])
-       for (kernel, _), types in zip(calls, declared)])
-"""
-    assert run_fresh_python(code, NUMBA_CACHE_DIR=str(tmp_path)) == str([("epa_penetration", True),
-                                               ("contact_order", True)])

@@ -1,51 +1,25 @@
-"""The JIT as the node and the CLI meet it (monitor/jit.py): numba's cache folder where the
-installed tree is read-only, the count of compilations the node logs, and a kernel compiled in a
-second process into the cache this one loads it from (issue 14 §6). No ROS needed."""
+"""numba's cache of the package's kernels (geometry/kernel_cache.py: keyed by each kernel's own
+sources and what they import) and the count of compilations the node logs (monitor/jit.py).
+No ROS needed."""
 
 from __future__ import annotations
 
-import importlib
 import os
-import re
+import shutil
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
-import pytest
 from numba import njit
 
-from ambf_collision.monitor.jit import (KERNEL_FOLDERS, PACKAGE_DIR, CompileElsewhere, CompileWatch,
-                                   _compile_here, _encode, choose_numba_cache_dir, drop_stale_kernels,
-                                   user_cache_dir)
+from ambf_collision.geometry import kernel_cache
+from ambf_collision.geometry.kernel_cache import (LOCATORS, imported_files, kernel_digest,
+                                                  kernel_files, user_cache_dir)
+from ambf_collision.monitor.jit import CompileWatch
 
-
-def test_a_cache_dir_the_user_set_is_kept():
-    env = {"NUMBA_CACHE_DIR": "/somewhere"}
-    assert choose_numba_cache_dir(env, writable=lambda f: False) is None
-    assert env == {"NUMBA_CACHE_DIR": "/somewhere"}
-
-
-def test_a_writable_tree_keeps_numbas_own_choice():
-    env = {}
-    assert choose_numba_cache_dir(env, writable=lambda f: True) is None
-    assert env == {}
-
-
-def test_a_read_only_tree_gets_the_user_cache_dir(tmp_path):
-    env = {"XDG_CACHE_HOME": str(tmp_path)}
-    seen = []
-    chosen = choose_numba_cache_dir(env, writable=lambda f: seen.append(f.name) or f.name != "model")
-    assert chosen == env["NUMBA_CACHE_DIR"] == str(tmp_path / "ambf_collision" / "numba")
-    assert "model" in seen  # the folder found read-only decided it
-    assert user_cache_dir({}) == Path.home() / ".cache" / "ambf_collision" / "numba"
-
-
-def test_the_kernel_folders_exist_and_hold_every_kernel():
-    for sub in KERNEL_FOLDERS:
-        assert (PACKAGE_DIR / sub / "__init__.py").is_file()
-    with_kernels = {p.relative_to(PACKAGE_DIR).parts[0] for p in PACKAGE_DIR.rglob("*.py")
-                    if re.search(r"^@njit\b", p.read_text(), re.MULTILINE)}  # decorated functions
-    assert with_kernels == set(KERNEL_FOLDERS)  # the check looks at each folder that has one
+PACKAGE = Path(kernel_cache.PACKAGE_DIR)
 
 
 def test_compile_watch_counts_compilations_not_cached_calls():
@@ -63,154 +37,186 @@ def test_compile_watch_counts_compilations_not_cached_calls():
     assert first.seconds > 0.0 and second.seconds >= 0.0
 
 
-KERNELS = """
+def _tree(root: Path, files: dict) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text))
+    return root
+
+
+def test_imports_resolve_to_the_packages_files(tmp_path):
+    """Absolute, relative and ``from package import module`` imports, inside functions too; a
+    name from a package's ``__init__`` counts the ``__init__``; other packages do not count."""
+    pkg = _tree(tmp_path / "pkg", {
+        "__init__.py": "", "a/__init__.py": "X = 1\n", "a/one.py": "", "a/two.py": "",
+        "b/__init__.py": "", "b/three.py": "", "b/four.py": "",
+        "b/main.py": """
+            import numpy as np
+            from pkg.a.one import f
+            from pkg.a import two, X
+            from . import three
+            def g():
+                from .four import h
+            """})
+    found = {str(Path(p).relative_to(pkg)) for p in imported_files(str(pkg / "b" / "main.py"))}
+    assert found == {"a/one.py", "a/two.py", "a/__init__.py", "b/three.py", "b/four.py"}
+
+
+def test_the_digest_follows_code_not_docstrings_and_imports_transitively(tmp_path):
+    pkg = _tree(tmp_path / "pkg", {
+        "__init__.py": "", "k.py": "from pkg.c import f\n",
+        "c.py": '"""Callee."""\nfrom pkg.d import SCALE\ndef f(x):\n    return SCALE * x\n',
+        "d.py": "SCALE = 2.0\n", "node.py": "from pkg.k import f\n"})
+    kernel = str(pkg / "k.py")
+    assert [Path(p).name for p in kernel_files(kernel)] == ["c.py", "d.py", "k.py"]
+    before = kernel_digest(kernel)
+    (pkg / "c.py").write_text('"""The callee,\nreworded."""\nfrom pkg.d import SCALE\n'
+                              'def f(x):\n    """Twice."""\n    return SCALE * x\n')
+    (pkg / "node.py").write_text("from pkg.k import f  # imports the kernel, not imported by it\n"
+                                 "print(f)\n")
+    assert kernel_digest(kernel) == before
+    (pkg / "d.py").write_text("SCALE = 3.0\n")  # a constant two imports away
+    assert kernel_digest(kernel) != before
+
+
+def test_no_kernel_depends_on_the_node_or_the_command_line():
+    """The package's own kernel modules: their digests cover their callees (EPA for the model's
+    kernel) and never the node, the CLI or the loaders, whose edits then recompile nothing."""
+    kernels = [p for p in PACKAGE.rglob("*.py") if "@njit" in p.read_text()]
+    assert len(kernels) >= 15
+    closure = {Path(f).relative_to(PACKAGE).as_posix() for p in kernels for f in kernel_files(str(p))}
+    evaluate = {Path(f).relative_to(PACKAGE).as_posix()
+                for f in kernel_files(str(PACKAGE / "model" / "evaluate_kernel.py"))}
+    assert {"geometry/epa.py", "geometry/gjk.py", "model/jacobians.py"} <= evaluate
+    assert not {f for f in closure if f.startswith(("cli/", "monitor/monitor", "ros/node"))}
+    assert "ros/node.py" not in closure and "model/adf.py" not in closure
+
+
+def test_every_kernel_of_the_package_is_stamped_by_its_digest():
+    """Each sub-package's ``__init__`` installs the locators before its modules' kernels are
+    decorated (whichever module a process imports first); a kernel outside the package keeps
+    numba's own."""
+    import importlib
+
+    from numba.core.registry import CPUDispatcher
+
+    cached, sub_packages = [], set()
+    for path in PACKAGE.rglob("*.py"):
+        if "@njit(cache=True" not in path.read_text():
+            continue
+        sub_packages.add(path.relative_to(PACKAGE).parts[0])
+        module = importlib.import_module(
+            "ambf_collision." + path.relative_to(PACKAGE).with_suffix("").as_posix().replace("/", "."))
+        cached += [v for v in vars(module).values()
+                   if isinstance(v, CPUDispatcher) and v._cache.__class__.__name__ != "NullCache"]
+    assert len(cached) >= 30
+    wrong = [d.py_func.__qualname__ for d in cached if type(d._cache._impl.locator) not in LOCATORS]
+    assert not wrong, wrong
+    without = [sub for sub in sorted(sub_packages) if "from ambf_collision.geometry import "
+               "kernel_cache" not in (PACKAGE / sub / "__init__.py").read_text()]
+    assert sub_packages >= {"geometry", "model", "probes", "monitor", "ros"} and not without
+
+    @njit(cache=True)
+    def outside(x):
+        return x
+
+    assert type(outside._cache._impl.locator) not in LOCATORS
+
+
+def test_the_user_cache_folder(tmp_path, monkeypatch):
+    """Where the folder next to the sources is read-only numba's next choice, the user-wide
+    locator, keeps the package's kernels in ``$XDG_CACHE_HOME/ambf_collision/numba``, stamped by
+    their digest."""
+    from ambf_collision.geometry.transforms import rotation_quaternion
+
+    assert user_cache_dir({"XDG_CACHE_HOME": "/x"}) == "/x/ambf_collision/numba"
+    assert user_cache_dir({}) == str(Path.home() / ".cache" / "ambf_collision" / "numba")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    source = rotation_quaternion.py_func.__code__.co_filename
+    user_wide = LOCATORS[2].from_function(rotation_quaternion.py_func, source)
+    assert Path(user_wide.get_cache_path()).parent == tmp_path / "ambf_collision" / "numba"
+    assert user_wide.get_source_stamp()[1] == kernel_digest(source)
+
+
+KERNEL = '''
+from numba import njit
+from ambf_collision.geometry.tiny_callee import scale
+
+@njit(cache=True)
+def tiny(x):
+    return scale(x) + 1.0
+'''
+CALLEE = '''
 from numba import njit
 
 @njit(cache=True)
-def weighted_sum(a, w):
-    s = 0.0
-    for i in range(a.shape[0]):
-        s += w * a[i]
-    return s
-
-@njit(cache=True)
-def plus_one(x):
-    return x + 1.0
+def scale(x):
+    return 2.0 * x
+'''
+RUN = """
+from ambf_collision.monitor.jit import CompileWatch
+from ambf_collision.geometry.tiny_kernel import tiny
+with CompileWatch() as w:
+    value = tiny(1.5)
+print(value, w.compiled)
 """
 
 
-@pytest.fixture
-def fresh_kernels(tmp_path, monkeypatch):
-    """A module of two cached kernels in a new folder (so numba's cache of them starts empty),
-    importable here and in a child process."""
-    name = f"ahead_kernels_{os.getpid()}_{tmp_path.name}".replace("-", "_")
-    (tmp_path / f"{name}.py").write_text(textwrap.dedent(KERNELS))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path),
-                                                                   os.environ.get("PYTHONPATH")])))
-    return importlib.import_module(name)
-
-
-def test_a_kernel_compiled_elsewhere_is_loaded_here_from_the_cache(fresh_kernels, tmp_path,
-                                                                  monkeypatch):
-    k = fresh_kernels
-    shadow = tmp_path / "working_folder"   # a copy of the module where the process runs, as a
-    shadow.mkdir()                         # source tree beside a colcon install: not the one
-    (shadow / Path(k.__file__).name).write_text(Path(k.__file__).read_text())   # imported here
-    monkeypatch.chdir(shadow)
-    a = np.array([1.0, 2.0, 3.5])
-    with CompileElsewhere([(k.weighted_sum, (a, 2.0))]) as elsewhere:
-        assert elsewhere.process is None  # started by the first compilation in the block
-        assert k.plus_one(1.0) == 2.0
-        assert elsewhere.process is not None
-    assert elsewhere.wait(), elsewhere.error
-    with CompileWatch() as here:
-        assert k.weighted_sum(a, 2.0) == 13.0  # 2 * (1 + 2 + 3.5), exact in binary
-    assert here.compiled == 0  # loaded from what the other process wrote
-
-    with CompileElsewhere([(k.weighted_sum, (a, 2.0))]) as warm:
-        assert k.plus_one(2.0) == 3.0  # compiled already: nothing compiles, no process
-    assert warm.process is None and warm.wait() is False
-
-
-def test_a_failed_compilation_elsewhere_is_reported_and_compiled_here(fresh_kernels):
-    k = fresh_kernels
-    with CompileElsewhere([(k.weighted_sum, ("not an array", 2.0)),
-                           (k.plus_one, (2.5,))]) as elsewhere:
-        k.plus_one(1)   # an int64 version here: starts the other process
-    assert elsewhere.wait() is False
-    assert "weighted_sum" in elsewhere.error and "plus_one" not in elsewhere.error
-    error = elsewhere.error
-    assert elsewhere.wait() is False and elsewhere.error == error  # asked again: the same answer
-    with CompileWatch() as here:  # the first call here compiles it, as without the other process
-        assert k.weighted_sum(np.array([0.5, 0.25]), 4.0) == 3.0
-    assert here.compiled >= 1
-    with CompileWatch() as after:  # the job after the failed one was still compiled there
-        assert k.plus_one(2.5) == 3.5
-    assert after.compiled == 0
-
-
-def test_an_error_in_the_block_stops_the_other_process(fresh_kernels):
-    k = fresh_kernels
-    with pytest.raises(KeyError):
-        with CompileElsewhere([(k.weighted_sum, (np.zeros(2), 1.0))]) as elsewhere:
-            k.plus_one(1.0)
-            raise KeyError("the load failed")
-    assert elsewhere.process.returncode is not None  # ended, not left compiling
-
-
-def test_the_other_process_refuses_a_module_imported_from_another_file(fresh_kernels):
-    """numba keys its cache by the source's path: a kernel imported from another file (say the
-    resolved path of a colcon symlink install) would be compiled into a cache never read."""
-    from numba import typeof
-
-    k = fresh_kernels
-    payload = _encode([(k.plus_one, (typeof(1.0),))])
-    elsewhere = k.__file__
-    k.__file__ = "/another/install" + elsewhere   # as if imported here from another file
-    try:
-        with pytest.raises(RuntimeError, match="another/install"):
-            _compile_here(payload)
-    finally:
-        k.__file__ = elsewhere
-    assert k.plus_one.signatures == []  # refused before compiling
-
-
-def _package(tmp_path):
-    pkg = tmp_path / "pkg"
-    (pkg / "geometry" / "__pycache__").mkdir(parents=True)
-    (pkg / "geometry" / "kernel.py").write_text("x = 1\n")
-    (pkg / "geometry" / "callee.py").write_text("y = 2\n")
+def _copy_package(root: Path) -> Path:
+    """The package's geometry, monitor and tiny kernels in ``root``/ambf_collision (the locators
+    apply to the package's own files)."""
+    pkg = root / "ambf_collision"
+    for sub in ("geometry", "monitor"):
+        shutil.copytree(PACKAGE / sub, pkg / sub, ignore=shutil.ignore_patterns("__pycache__"))
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ros").mkdir()
+    (pkg / "ros" / "__init__.py").write_text("")
+    (pkg / "ros" / "node.py").write_text("X = 1\n")
+    (pkg / "geometry" / "tiny_kernel.py").write_text(KERNEL)
+    (pkg / "geometry" / "tiny_callee.py").write_text(CALLEE)
     return pkg
 
 
-def _cache_files(pkg, names=("kernel.f-1.py311.nbi", "kernel.f-1.py311.1.nbc")):
-    for name in names:
-        (pkg / "geometry" / "__pycache__" / name).write_bytes(b"cached")
-    return sorted(p.name for p in pkg.rglob("__pycache__/*.nb?"))
+def _run(root: Path) -> tuple:
+    """``(value, functions compiled)`` of the tiny kernel's first call in a fresh process
+    importing the package from ``root``, in the cache next to its sources."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["PYTHONPATH"] = str(root)
+    out = subprocess.run([sys.executable, "-c", RUN], env=env, cwd=root, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    value, compiled = out.stdout.split()
+    return float(value), int(compiled)
 
 
-def test_the_cache_next_to_the_sources_is_dropped_when_any_source_changed(tmp_path):
-    """numba would load kernel.f compiled against the old callee.py (it checks kernel.py only)."""
-    pkg = _package(tmp_path)
-    assert len(_cache_files(pkg)) == 2
-    assert drop_stale_kernels(pkg, environ={}) == 2  # no digest kept yet: nothing is trusted
-    assert _cache_files(pkg) == ["kernel.f-1.py311.1.nbc", "kernel.f-1.py311.nbi"]
-    assert drop_stale_kernels(pkg, environ={}) == 0  # same sources: the cache stays
-    (pkg / "geometry" / "callee.py").write_text("y = 3\n")  # another file than the kernel's
-    assert drop_stale_kernels(pkg, environ={}) == 2
-    assert not list(pkg.rglob("*.nb?")) and drop_stale_kernels(pkg, environ={}) == 0
-    (pkg / "geometry" / "moved.py").write_text("y = 3\n")  # a new module changes the digest too
-    _cache_files(pkg)
-    assert drop_stale_kernels(pkg, environ={}) == 2
+def test_a_callees_edit_recompiles_the_kernel_and_nothing_else_does(tmp_path):
+    """numba alone would load ``tiny`` compiled against the old callee (it checks the kernel's
+    own file only: a stale GJK kernel once kept an EPA bug fixed in another file)."""
+    pkg = _copy_package(tmp_path)
+    assert _run(tmp_path) == (4.0, 2)           # cold: the kernel and its callee
+    assert _run(tmp_path) == (4.0, 0)           # warm
+    (pkg / "ros" / "node.py").write_text("X = 2  # the node edited\n")
+    (pkg / "geometry" / "tiny_callee.py").write_text('"""Scaling."""\n' + CALLEE)
+    assert _run(tmp_path) == (4.0, 0)           # a docstring and a module no kernel imports
+    (pkg / "geometry" / "tiny_callee.py").write_text(CALLEE.replace("2.0 * x", "3.0 * x"))
+    assert _run(tmp_path) == (5.5, 2)           # the callee changed: both compile again
 
 
-def test_a_cache_kept_elsewhere_is_left_alone(tmp_path):
-    pkg = _package(tmp_path)
-    _cache_files(pkg)
-    assert drop_stale_kernels(pkg, environ={"NUMBA_CACHE_DIR": str(tmp_path / "c")}) == 0
-    assert len(list(pkg.rglob("*.nb?"))) == 2 and not (pkg / "__pycache__").exists()
-
-
-def test_a_dangling_link_in_an_install_tree_is_not_a_source(tmp_path):
-    pkg = _package(tmp_path)
-    assert drop_stale_kernels(pkg, environ={}) == 0
-    (pkg / "geometry" / "deleted.py").symlink_to(tmp_path / "gone.py")
-    assert drop_stale_kernels(pkg, environ={}) == 0
-
-
-def test_two_trees_sharing_a_linked_stamp_keep_their_own(tmp_path):
-    """A colcon symlink install links the source tree's __pycache__ files, the sources' digest
-    among them, into its own: each tree's digest is its own file, and the link is not written
-    through (two trees would otherwise drop each other's cache at every start)."""
-    src, install = _package(tmp_path / "src"), _package(tmp_path / "install")
-    (install / "geometry" / "generated.py").write_text("z = 0\n")  # the install has more files
-    assert drop_stale_kernels(src, environ={}) == 0
-    for stamp in (src / "__pycache__").iterdir():
-        (install / "__pycache__").mkdir(exist_ok=True)
-        (install / "__pycache__" / stamp.name).symlink_to(stamp)
-    assert drop_stale_kernels(install, environ={}) == 0
-    _cache_files(src), _cache_files(install)
-    for _ in range(2):  # each start of either finds its own digest current
-        assert drop_stale_kernels(src, environ={}) == 0
-        assert drop_stale_kernels(install, environ={}) == 0
+def test_two_trees_sharing_linked_cache_files_keep_their_own(tmp_path):
+    """A colcon symlink install links the source tree's ``__pycache__`` files into its own: each
+    tree keeps a cache of its own, and a link is replaced, never written through."""
+    src, install = tmp_path / "src", tmp_path / "install"
+    _copy_package(src)
+    assert _run(src) == (4.0, 2)
+    _copy_package(install)
+    linked = install / "ambf_collision" / "geometry" / "__pycache__"
+    linked.mkdir()
+    for cached in (src / "ambf_collision" / "geometry" / "__pycache__").glob("tiny*.nb?"):
+        (linked / cached.name).symlink_to(cached)
+    assert _run(install) == (4.0, 0)            # the same sources: the linked cache serves
+    (install / "ambf_collision" / "geometry" / "tiny_callee.py").write_text(
+        CALLEE.replace("2.0 * x", "3.0 * x"))  # only the install tree's callee changes
+    before = {p.name: p.read_bytes() for p in (src / "ambf_collision").rglob("tiny*.nb?")}
+    assert _run(install) == (5.5, 2)
+    assert {p.name: p.read_bytes() for p in (src / "ambf_collision").rglob("tiny*.nb?")} == before
+    assert _run(src) == (4.0, 0) and _run(install) == (5.5, 0)

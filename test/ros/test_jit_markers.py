@@ -1,5 +1,5 @@
-"""The node's load and the markers' kernels on a cold cache (monitor/jit.py's second process
-compiles them; ros/markers.py gives their calls)."""
+"""The node's load calls every kernel the node calls later (ros/scene_loading.warm_up), and the
+package's install step compiled them all (ros/compile_kernels.py, run by CMakeLists.txt)."""
 
 from __future__ import annotations
 
@@ -31,34 +31,32 @@ print(sorted(n for n in names if getattr(kernels, n).signatures))
                                                      "contact_markers", "probe_markers"]))
 
 
-def test_the_markers_kernel_calls_have_the_types_build_passes():
-    """``MarkerBuilder.kernel_calls`` (what the load's second process compiles) gives the four
-    marker kernels with arguments of the types ``build`` passes them: in a fresh process, after
-    compiling them for those types, a build with contacts and probes leaves each kernel with
-    that one version."""
-    from conftest import DEMO_ARM, run_fresh_python
+def test_the_install_step_compiled_every_kernel_the_nodes_load_calls():
+    """After ``colcon build`` (``make test`` builds first), a node's load finds every kernel in
+    numba's cache of the installed package: in a fresh process, the load of a scene other than
+    the demo the build compiled with (another robot, no probes; the demo arm alone without the
+    shared examples) compiles nothing. Skipped where the package is not imported from a colcon
+    install tree."""
+    from conftest import DEMO_ARM, EXAMPLES, run_fresh_python
 
-    pytest.importorskip("ambf_collision.ros.markers",
+    from ambf_collision.monitor.jit import package_root
+
+    pytest.importorskip("ambf_collision.ros.scene_loading",
                         reason="ROS 2 messages not importable: run via `make test`")
+    if "site-packages" not in package_root():
+        pytest.skip("ambf_collision is not imported from an install tree")
+    scene = EXAMPLES / "blender-toy-car.yaml"
+    scene = scene if scene.is_file() else DEMO_ARM
     code = f"""
-from types import SimpleNamespace
-import numpy as np
-from numba import typeof
-from ambf_collision.model import Model
-from ambf_collision.ros.markers import build_markers, marker_kernel_calls
-m = Model.from_files([{str(DEMO_ARM)!r}])
-data = m.create_data()
-calls = marker_kernel_calls(m, data, 2)
-declared = [tuple(typeof(a) for a in args) for _, args in calls]
-for (kernel, _), types in zip(calls, declared):
-    kernel.compile(types)
-result = m.evaluate(data, report_distance=1.0)
-assert len(result.contacts) >= 2
-probes = SimpleNamespace(names=["a", "b"], position=np.zeros((2, 3)), force=np.ones((2, 3)),
-                         in_contact=np.array([True, False]))
-build_markers(m, result, probes, "world", 0.0, data=data)
-print([(kernel.py_func.__name__, kernel.signatures == [types])
-       for (kernel, _), types in zip(calls, declared)])
+from ambf_collision.monitor.jit import CompileWatch
+from ambf_collision.ros.node_parameters import PARAMETERS
+from ambf_collision.ros.parameters import check
+from ambf_collision.ros.scene_loading import load_node_scene
+params = {{n: check(n, s, s.default) for n, s in PARAMETERS.items()}}
+params["adf_files"] = [{str(scene)!r}]
+with CompileWatch() as watch:
+    load_node_scene(params, "world")
+print(watch.compiled)
 """
-    assert run_fresh_python(code) == str([(n, True) for n in (
-        "shape_colours", "shape_markers", "contact_markers", "probe_markers")])
+    assert run_fresh_python(code) == "0", (
+        "the node's load compiled kernels: rebuild (`make env` or `colcon build`) after an edit")
