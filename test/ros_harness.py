@@ -68,15 +68,16 @@ def node_command(executable: str = "collision_monitor") -> list[str]:
 
 
 class NodeProcess:
-    """The node as a child process; `stop()` sends a signal and returns (code, stdout, stderr)."""
+    """The node as a child process (``env``: variables added to this process's environment);
+    `stop()` sends a signal and returns (code, stdout, stderr)."""
 
     def __init__(self, domain: int, params: dict | None = None, executable="collision_monitor",
-                 extra_args=()):
+                 extra_args=(), env=None):
         args = node_command(executable) + ["--ros-args"]
         for k, v in (params or {}).items():
             args += ["-p", f"{k}:={_param_text(v)}"]
         args += list(extra_args)
-        env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1",
+        env = dict(os.environ, **(env or {}), ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1",
                    RCUTILS_COLORIZED_OUTPUT="0")
         self.proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, cwd=str(REPO))
