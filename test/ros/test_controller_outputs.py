@@ -24,6 +24,8 @@ from ambf_collision.msg import ContactArray
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
+pytestmark = pytest.mark.dds
+
 NS = "/collision_monitor"
 MOVABLE = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
 SELF = [0.8, 0.3, 2.5, 1.74]  # demo trajectory's self-contact pose (fingertip on the upper arm)

@@ -9,6 +9,7 @@ import math
 import signal
 import time
 
+import pytest
 from conftest import REPO
 from ros_harness import (RELOAD_UNDER_LOAD_ON_JAZZY, SPHERE_ADF, NodeProcess, Received, domain, peer,  # noqa: F401
                          stamped_joint_state)
@@ -17,6 +18,8 @@ from ambf_collision.msg import ContactArray
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_srvs.srv import SetBool, Trigger
+
+pytestmark = pytest.mark.dds
 
 NS = "/collision_monitor"
 ARM = REPO / "examples" / "demo" / "demo_arm.yaml"

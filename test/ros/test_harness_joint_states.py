@@ -19,6 +19,8 @@ from ambf_collision.msg import ContactArray
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
+pytestmark = pytest.mark.dds
+
 MOVABLE = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
 HOME = [0.0, 0.0, 0.0, 0.0]
 NS = "/collision_monitor"

@@ -17,12 +17,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import DEMO_ARM
 from ros_harness import (NodeProcess, Received, diagnostics_of, domain, peer,  # noqa: F401
                          rss_mb)
 
 from ambf_collision.msg import ContactArray
 from rclpy.qos import QoSProfile
+
+pytestmark = [pytest.mark.dds, pytest.mark.slow]
 
 NS = "/collision_monitor"
 T1 = -math.acos(0.46)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.mark.slow
 def test_the_nodes_load_calls_every_marker_kernel_even_without_a_contact():
     """The load warms every kernel the node calls later, so that none is first compiled on the
     executor (on a cold cache a first contact compiled the contacts' marker kernel there: 0.8 s).
@@ -31,6 +32,7 @@ print(sorted(n for n in names if getattr(kernels, n).signatures))
                                                      "contact_markers", "probe_markers"]))
 
 
+@pytest.mark.slow
 def test_the_markers_kernel_calls_have_the_types_build_passes():
     """``MarkerBuilder.kernel_calls`` (what the load's second process compiles) gives the four
     marker kernels with arguments of the types ``build`` passes them: in a fresh process, after

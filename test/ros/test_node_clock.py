@@ -19,6 +19,7 @@ from ros_harness import SPHERE_ADF, NodeProcess, domain, peer  # noqa: F401  (fi
 from ambf_collision.msg import ContactArray
 from rclpy.qos import QoSProfile
 
+pytestmark = pytest.mark.dds
 
 
 @pytest.mark.parametrize("backend", ["auto", "fallback"], ids=["tf2_ros", "fallback"])

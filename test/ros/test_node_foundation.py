@@ -13,6 +13,8 @@ from ambf_collision.msg import ContactArray  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 
+pytestmark = pytest.mark.dds
+
 
 def _collect(peer, topic="/collision_monitor/contacts"):
     got = []

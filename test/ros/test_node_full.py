@@ -114,6 +114,8 @@ def _ok(m):
 # ----------------------------------------------------------------------------- contacts & probes
 
 
+@pytest.mark.smoke
+@pytest.mark.dds
 def test_contacts_and_probes_follow_a_scripted_touch(domain, peer):
     node = _demo_node(domain)
     try:
@@ -157,6 +159,7 @@ def test_contacts_and_probes_follow_a_scripted_touch(domain, peer):
         _stop_ok(node)
 
 
+@pytest.mark.dds
 def test_partial_joint_states_from_two_publishers_merge(domain, peer):
     """The joint policy (changed from "every movable joint required"): with only the arm's
     pitch joints received, the node evaluates with the yaw and wrist at their ADF pose (0) and
@@ -206,6 +209,7 @@ BAD = {
 }
 
 
+@pytest.mark.dds
 def test_bad_joint_states_report_status_keep_last_good_state_and_recover(domain, peer):
     node = _demo_node(domain, probe_files=[""])
     try:
@@ -228,6 +232,7 @@ def test_bad_joint_states_report_status_keep_last_good_state_and_recover(domain,
         assert words in log, f"no warning saying {words!r}:\n{log}"
 
 
+@pytest.mark.dds
 def test_stale_after_timeout_then_ok_again(domain, peer):
     node = _demo_node(domain, probe_files=[""], joint_state_timeout=0.3)
     try:
@@ -252,6 +257,7 @@ def test_stale_after_timeout_then_ok_again(domain, peer):
         _stop_ok(node)
 
 
+@pytest.mark.dds
 def test_bad_adf_at_start_is_one_line_and_exit_2(domain, tmp_path):
     src = ADF_EXAMPLES / "blender-kuka-tip-sphere.yaml"
     if not src.exists():
@@ -277,6 +283,7 @@ def _wait_exit(node, timeout):
     return not node.alive()
 
 
+@pytest.mark.dds
 def test_real_adf_example_runs(domain, peer):
     src = ADF_EXAMPLES / "blender-kuka-tip-sphere.yaml"
     if not src.exists():
@@ -306,6 +313,7 @@ def _diag_values(diags):
     return out
 
 
+@pytest.mark.dds
 def test_markers_only_while_subscribed(domain, peer):
     from diagnostic_msgs.msg import DiagnosticArray
     from visualization_msgs.msg import MarkerArray
@@ -349,6 +357,7 @@ def test_markers_only_while_subscribed(domain, peer):
 # ----------------------------------------------------------------------------- services
 
 
+@pytest.mark.dds
 def test_reload_with_a_broken_file_keeps_the_old_model(domain, peer, tmp_path):
     from std_srvs.srv import Trigger
 
@@ -378,6 +387,7 @@ def test_reload_with_a_broken_file_keeps_the_old_model(domain, peer, tmp_path):
         _stop_ok(node)
 
 
+@pytest.mark.dds
 def test_enable_disable_and_diagnostics(domain, peer):
     from diagnostic_msgs.msg import DiagnosticArray
     from std_srvs.srv import SetBool
@@ -426,6 +436,7 @@ def _set_param(peer, name, value):
     return _call(peer, SetParameters, NS + "/set_parameters", req).results[0]
 
 
+@pytest.mark.dds
 def test_parameter_changes_refused_with_reason_and_accepted(domain, peer):
     node = _demo_node(domain, probe_files=[""])
     try:
@@ -453,6 +464,7 @@ def test_parameter_changes_refused_with_reason_and_accepted(domain, peer):
 
 
 
+@pytest.mark.dds
 def test_tf_root_frame_moves_a_files_bodies(domain, peer, tmp_path):
     from geometry_msgs.msg import TransformStamped
     from tf2_msgs.msg import TFMessage
@@ -502,6 +514,7 @@ def test_tf_root_frame_moves_a_files_bodies(domain, peer, tmp_path):
         _stop_ok(node)
 
 
+@pytest.mark.dds
 def test_static_transform_is_latched(domain, peer, tmp_path):
     from geometry_msgs.msg import TransformStamped
     from tf2_msgs.msg import TFMessage
@@ -542,6 +555,7 @@ def test_default_parameter_file_matches_the_declared_parameters():
         assert params[name] == spec.default and type(params[name]) is type(spec.default), name
 
 
+@pytest.mark.dds
 def test_params_file_starts_the_demo_model(domain, peer):
     node = NodeProcess(domain, {}, extra_args=["--params-file", str(REPO / "config" / "demo.yaml")])
     try:
@@ -553,6 +567,7 @@ def test_params_file_starts_the_demo_model(domain, peer):
         _stop_ok(node)
 
 
+@pytest.mark.dds
 def test_sim_time_drives_the_node_clock(domain, peer):
     """use_sim_time: the node's clock is the /clock time (1000 s here), not the system clock:
     joint states stamped at sim time are OK; stamped at system time (~1.8e9 s, far ahead of
