@@ -446,6 +446,7 @@ def test_a_data_along_a_trajectory_equals_a_fresh_data_at_every_pose():
     assert arm_moved > 40   # the script holds still now and then
 
 
+@pytest.mark.slow
 def test_the_separate_callees_have_the_types_evaluate_calls_them_with(tmp_path):
     """``Model.separate_callees`` gives each function with arguments of the types evaluate's
     kernel passes it: a version compiled ahead for them (the node: in a second process,

@@ -91,6 +91,7 @@ def fresh_kernels(tmp_path, monkeypatch):
     return importlib.import_module(name)
 
 
+@pytest.mark.slow
 def test_a_kernel_compiled_elsewhere_is_loaded_here_from_the_cache(fresh_kernels, tmp_path,
                                                                   monkeypatch):
     k = fresh_kernels
@@ -113,6 +114,7 @@ def test_a_kernel_compiled_elsewhere_is_loaded_here_from_the_cache(fresh_kernels
     assert warm.process is None and warm.wait() is False
 
 
+@pytest.mark.slow
 def test_a_failed_compilation_elsewhere_is_reported_and_compiled_here(fresh_kernels):
     k = fresh_kernels
     with CompileElsewhere([(k.weighted_sum, ("not an array", 2.0)),
