@@ -1,6 +1,9 @@
 # Two commands for a fresh machine (see README):
 #   make demo   sets everything up and runs the node on the bundled example robot
 #   make test   sets everything up and runs every test
+# make test-quick: the edit loop (under a minute warm): every test not marked slow, dds or launch
+#   (setup.cfg), with hypothesis's dev profile (test/conftest.py); it rebuilds the workspace only
+#   when an edit needs it (a new module or message; scripts/run_tests.sh). `make test` before a push.
 # ROS_WHEELS=jazzy make test: the same on the ROS 2 Jazzy wheels (Python 3.12; default Kilted).
 # make colcon-test: the tests as `colcon test` runs them (pytest suite + ruff), counted by
 # `colcon test-result`.
@@ -8,7 +11,7 @@ SHELL := /bin/bash
 DURATION ?= 0
 ARGS ?=
 
-.PHONY: env demo test colcon-test bench clean clean-cache
+.PHONY: env demo test test-quick colcon-test bench clean clean-cache
 
 env:
 	@bash scripts/setup_env.sh
@@ -18,6 +21,9 @@ demo: env
 
 test: env
 	@bash scripts/run_tests.sh $(ARGS)
+
+test-quick:
+	@bash scripts/run_tests.sh --quick $(ARGS)
 
 colcon-test: env
 	@bash scripts/run_colcon_test.sh

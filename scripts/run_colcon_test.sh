@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make colcon-test`: the package's tests as colcon runs them (CMakeLists.txt: the pytest suite
 # through ament_cmake_pytest, and ruff), then `colcon test-result`, which counts them.
-# PYTEST_ADDOPTS passes pytest options (e.g. -q -p no:cacheprovider).
+# PYTEST_ADDOPTS passes pytest options (e.g. -q -p no:cacheprovider), a marker expression too
+# (-m 'launch or smoke': .ci/run on Jazzy); one that selects no test makes pytest exit 5, a
+# failure here as any non-zero exit is.
 set -eo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck disable=SC1091

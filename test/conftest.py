@@ -7,9 +7,13 @@ from pathlib import Path
 
 from hypothesis import settings
 
-# CI (HYPOTHESIS_PROFILE=ci, set by .ci/run): the same examples on every run, so that a landing
-# never depends on the draw; locally the default profile keeps exploring new examples.
+# Hypothesis profiles, chosen by HYPOTHESIS_PROFILE:
+#   ci       (.ci/run) the same examples on every run, so that a landing never depends on the draw;
+#   dev      (`make test-quick`) 10 examples where a test sets no count of its own (a test's own
+#            @settings win over any profile), no deadline: the edit loop, still random;
+#   default  (`make test`) hypothesis's own: 100 examples per test, new ones every run.
 settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("dev", max_examples=10, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 # The ROS tests stop their nodes and launches with SIGINT, as Ctrl-C does. A shell that starts a

@@ -67,16 +67,23 @@ def node_command(executable: str = "collision_monitor") -> list[str]:
     return [str(path)]
 
 
+def ros_arguments(params: dict | None = None, extra_args=()) -> list[str]:
+    """``--ros-args -p name:=value ...`` for ``params`` (as a user types them), then
+    ``extra_args``: the node's command line after its executable."""
+    args = ["--ros-args"]
+    for k, v in (params or {}).items():
+        args += ["-p", f"{k}:={_param_text(v)}"]
+    return args + list(extra_args)
+
+
 class NodeProcess:
-    """The node as a child process; `stop()` sends a signal and returns (code, stdout, stderr)."""
+    """The node as a child process (``env``: variables added to this process's environment);
+    `stop()` sends a signal and returns (code, stdout, stderr)."""
 
     def __init__(self, domain: int, params: dict | None = None, executable="collision_monitor",
-                 extra_args=()):
-        args = node_command(executable) + ["--ros-args"]
-        for k, v in (params or {}).items():
-            args += ["-p", f"{k}:={_param_text(v)}"]
-        args += list(extra_args)
-        env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1",
+                 extra_args=(), env=None):
+        args = node_command(executable) + ros_arguments(params, extra_args)
+        env = dict(os.environ, **(env or {}), ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1",
                    RCUTILS_COLORIZED_OUTPUT="0")
         self.proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, cwd=str(REPO))
@@ -97,6 +104,40 @@ class NodeProcess:
 
     def _kill(self):
         self.proc.kill()
+
+
+class NodeInProcess:
+    """The collision_monitor node built in this process, in the peer's context (its domain),
+    and spun by the peer's executor with the peer's own node, as nav2's tests run theirs: for
+    tests of the node's logic (parameters, statuses, message contents), where DDS between two
+    processes is not the point. Its parameters arrive as the executable's command line does
+    (``ros_arguments``), so rcl parses them alike.
+
+    A callback that raises fails the test at once (out of ``spin_once``), where a process would
+    print a traceback. ``capfd`` (pytest's fixture): ``stop()`` then returns what the node
+    logged (rcutils writes to the file descriptors); else ``""``. Same interface as
+    :class:`NodeProcess` where the tests use it: ``alive()``, ``stop() -> (code, out, err)``."""
+
+    def __init__(self, peer, params: dict | None = None, extra_args=(), capfd=None):
+        from ambf_collision.ros.node import CollisionMonitorNode
+
+        self.peer, self.capfd = peer, capfd
+        self.node = CollisionMonitorNode(context=peer.context,
+                                         cli_args=ros_arguments(params, extra_args))
+        peer.executor.add_node(self.node)
+
+    def alive(self) -> bool:
+        return self.node is not None
+
+    def stop(self, timeout=10.0):
+        """Remove the node from the executor and destroy it (its diagnostics thread first);
+        ``(0, out, err)``."""
+        if self.node is not None:
+            self.peer.executor.remove_node(self.node)
+            self.node.destroy_node()
+            self.node = None
+        out, err = self.capfd.readouterr() if self.capfd is not None else ("", "")
+        return 0, out, err
 
 
 SPHERE_ADF = """

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+pytestmark = pytest.mark.slow  # a fresh interpreter per test: ~4 s each under load
+
 ROOT = REPO
 
 

@@ -116,6 +116,7 @@ def test_ambiguous_joint_hint(tmp_path, capsys):
     assert code == 2 and "ambiguous" in err
 
 
+@pytest.mark.slow
 def test_subprocess_no_traceback(tmp_path):
     p = tmp_path / "broken.yaml"
     p.write_text("bodies: [BODY A\n")

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+pytestmark = pytest.mark.dds  # the demo's node, player and viewer as processes
+
 pytest.importorskip("rclpy", reason="rclpy not importable: run through `make test`")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -115,6 +117,7 @@ def _check_png(path: Path):
     assert w >= 200 and h >= 200
 
 
+@pytest.mark.slow
 def test_run_demo_with_duration(tmp_path):
     domain = 215 + os.getpid() % 9  # 215..232: outside the ephemeral port range on Linux
     out_png = REPO / "demo_output" / "demo_scene.png"
@@ -212,6 +215,7 @@ def _viewer(domain, out_dir):
         stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_demo_viewer_stops_cleanly_on_sigterm_at_any_point_of_its_start_up(tmp_path):
     """SIGTERM sent to demo_viewer at staggered times of its start-up (imports, scene load,
     ROS set-up): every one ends without a traceback, with exit 0 once it has taken the signal

@@ -18,6 +18,7 @@ quat = st.tuples(*[st.floats(-1, 1)] * 4).filter(lambda q: sum(x * x for x in q)
 size = st.floats(0.05, 0.6)
 
 
+@pytest.mark.slow
 def test_contact_fields_and_sphere_pair():
     c = distance(Sphere([0, 0, 0], 0.5), Sphere([2, 0, 0], 0.5))
     assert isinstance(c, Contact)

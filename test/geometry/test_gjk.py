@@ -249,6 +249,7 @@ def mixed(kind, rng, centre):
 KINDS = ["sphere", "capsule", "box", "cylinder", "cone", "hull"]
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(st.sampled_from(KINDS), st.sampled_from(KINDS), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
 # found by hypothesis: two cylinders 2.943e-7 m apart, where coal says 2.994e-7 m
@@ -336,6 +337,7 @@ def test_issue_deep_penetrations(name):
 
 # ------------------------------------------------------------------------------------- stress
 
+@pytest.mark.slow
 def test_stress_300_deep_placements():
     """300 placements of every kind pair, overlapping deeply: finite, bounded, converged,
     certified, and within 1e-6 m of the support-function reference."""
@@ -358,6 +360,7 @@ def test_stress_300_deep_placements():
     assert worst < 1e-6
 
 
+@pytest.mark.slow
 def test_the_last_resort_bound():
     """The checks behind CENTRE_FALLBACK: a result that is not finite or larger than the shapes
     is refused, and the bound along the centres' direction is the support-function value there."""

@@ -213,6 +213,7 @@ def test_validate_refuses_broken_hulls():
 
 # ------------------------------------------------------------------------------- import cost
 
+@pytest.mark.slow
 def test_scipy_spatial_is_imported_only_for_a_hull():
     """qhull's module costs ~0.4 s to import, part of every node's start: a robot without meshes
     never imports it, and the first hull does (in a fresh interpreter each)."""

@@ -56,6 +56,7 @@ def scene(rng, solids):
     return shapes
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solids", [False, True])
 def test_batch_equals_single_pair_in_world(solids):
     rng = np.random.default_rng(3)
@@ -427,6 +428,7 @@ def self_pairs(n):
     return np.zeros(n, dtype=np.int64)
 
 
+@pytest.mark.slow
 def test_contact_order_is_closest_first_and_stable():
     d = np.array([0.3, -0.1, 0.2, 0.05, 0.2, 1.0, -0.1])
     out = np.empty(len(d), dtype=np.int64)
@@ -505,6 +507,7 @@ def test_plane_and_capsule_pairs_with_hulls_hand_derived():
     assert d < 0 and d == pytest.approx(polytope_signed_distance(core, tet), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     """The compiled path a model kernel takes (to_world on the Link, evaluate_pairs on the
     PairConstants, contact_order) equals LinkShapes.to_world + PairDistance.compute."""
@@ -544,6 +547,7 @@ def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     assert order[:n_contacts].tolist() == close[np.argsort(ref.distance[close], kind="stable")].tolist()
 
 
+@pytest.mark.slow
 def test_pairs_of_unmoved_shapes_keep_their_exact_rows_bit_for_bit():
     """evaluate_pairs keeps the row of a pair whose two shapes did not move (to_world's flags)
     and computes the others. Oracle: PairDistance.compute on the same world, which computes every

@@ -126,6 +126,7 @@ def test_outside_points_match_coal(kind, c, q, sx, sy, sz, p, seed):
         assert abs(dc - d) < 1e-9
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(kind=st.sampled_from((BOX, CYLINDER, CONE)), sx=size, sy=size, sz=size,
        f=st.tuples(st.floats(-0.99, 0.99), st.floats(-0.99, 0.99), st.floats(-0.99, 0.99)))
@@ -289,6 +290,7 @@ def cube_hull():
     return hull_set(CUBE_V, normals, [1, 1, 2, 2, 0.5, 0.5], edges)
 
 
+@pytest.mark.slow
 def test_cube_hull_equals_box():
     rng = np.random.default_rng(3)
     q = rng.normal(size=4)

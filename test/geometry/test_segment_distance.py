@@ -41,6 +41,7 @@ def check_contact(a1, b1, r1, a2, b2, r2):
     return d, p1, p2, n
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(point, point, radius, point, point, radius)
 def test_random_capsules_match_exact_reference(a1, b1, r1, a2, b2, r2):
@@ -57,6 +58,7 @@ def test_swap_keeps_distance_and_flips_normal(a1, b1, r1, a2, b2, r2):
         np.testing.assert_allclose(m, -n, atol=1e-6)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(point, point, radius, point, point, radius, quat, point)
 def test_invariant_under_common_rigid_motion(a1, b1, r1, a2, b2, r2, q, t):

@@ -164,6 +164,7 @@ def test_box_special_cases_equal_bisection():
     assert separated > 300 and entering > 50
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(kind=st.sampled_from((BOX, CYLINDER, CONE)), c=vec3, q=quat, sx=size, sy=size, sz=size, pa=vec3,
        pb=vec3)

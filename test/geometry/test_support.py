@@ -76,6 +76,7 @@ def core_value(s, d):
     return support_values(s, d[None])[0] - r * np.linalg.norm(d)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(shapes_strategy(), vec3.filter(lambda d: np.linalg.norm(d) > 1e-6))
 def test_support_value_and_membership(shape, d):
@@ -121,6 +122,7 @@ def test_plane_gives_its_reference_point():
     assert support_point(W, hulls.arrays(), 0, 0.3, 0.0, 1.0) == (0.0, 0.0, 0.5)
 
 
+@pytest.mark.slow
 def test_hull_climb_from_any_hint_reaches_the_maximum():
     rng = np.random.default_rng(3)
     cloud = rng.normal(size=(400, 3))

@@ -82,6 +82,7 @@ def mutated_doc(draw, docs=None):
     return name, doc
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(mutated_doc())
 def test_structural_mutations(case):

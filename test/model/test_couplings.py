@@ -173,6 +173,7 @@ def test_refusals(rules, key, message):
 
 # ----------------------------------------------------------------- in the kinematics
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q", [0.0, 0.37, -0.9, 1.5])
 def test_parallelogram_couplings_keep_the_loop_closed(q):
     """Only the pitch joint set: the couplings give front = q and bottom = -q (through the

@@ -189,6 +189,7 @@ def _run(root: Path) -> tuple:
     return float(value), int(compiled)
 
 
+@pytest.mark.slow
 def test_a_callees_edit_recompiles_the_kernel_and_nothing_else_does(tmp_path):
     """numba alone would load ``tiny`` compiled against the old callee (it checks the kernel's
     own file only: a stale GJK kernel once kept an EPA bug fixed in another file)."""
@@ -202,6 +203,7 @@ def test_a_callees_edit_recompiles_the_kernel_and_nothing_else_does(tmp_path):
     assert _run(tmp_path) == (5.5, 2)           # the callee changed: both compile again
 
 
+@pytest.mark.slow
 def test_two_trees_sharing_linked_cache_files_keep_their_own(tmp_path):
     """A colcon symlink install links the source tree's ``__pycache__`` files into its own: each
     tree keeps a cache of its own, and a link is replaced, never written through."""

@@ -24,6 +24,7 @@ def _plane_scene():
     return sc
 
 
+@pytest.mark.slow
 def test_broadphase_matches_brute_force_on_random_scene():
     """Many probes on several bodies, spheres and boxes and a plane: the outputs equal a
     brute-force evaluation over every (probe, shape) pair, with far fewer exact queries."""

@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pytest
 from conftest import DEMO_ARM
-from ros_harness import NodeProcess, Received, domain, peer, stamped_joint_state  # noqa: F401
+from ros_harness import NodeInProcess, Received, domain, peer, stamped_joint_state  # noqa: F401
 
 from ambf_collision.model import Model
 from ambf_collision.msg import ContactArray
@@ -79,8 +79,9 @@ def _pair_distance(model, data, q, body_1, body_2, shape_1, shape_2):
 
 
 @pytest.fixture
-def node(domain):
-    n = NodeProcess(domain, {"adf_files": [str(DEMO_ARM)], "report_distance": 0.1,
+def node(peer):
+    """The demo node in this process (``NodeInProcess``), spun with ``peer``."""
+    n = NodeInProcess(peer, {"adf_files": [str(DEMO_ARM)], "report_distance": 0.1,
                              "heartbeat_rate": 20.0})
     yield n
     code, _, err = n.stop()
@@ -187,7 +188,7 @@ def test_pairs_padding_and_report_distances_change_at_run_time(node, peer):
     assert target in pairs(m) and pairs(m)[target] < 0.0  # the self contact penetrates
 
 
-def test_probe_patch_state_of_the_pad_pressed_into_the_floor(domain, peer):
+def test_probe_patch_state_of_the_pad_pressed_into_the_floor(peer):
     """ProbeArray.patches over DDS, hand-derived (test_node_full.py's touch): shoulder_pitch
     -acos(0.46), elbow -pi minus that put the fingertip's 4x4 pad 3.5 mm into the floor with its
     normal (body +z) pointing down; every pad probe pushes 7 N along +z. The patch: 16 probes in
@@ -197,8 +198,8 @@ def test_probe_patch_state_of_the_pad_pressed_into_the_floor(domain, peer):
 
     t1 = -math.acos(0.46)
     touch = [0.0, t1, -math.pi - t1, 0.0]
-    node = NodeProcess(domain, {"adf_files": [str(DEMO_ARM)], "heartbeat_rate": 20.0,
-                                "probe_files": [str(DEMO_ARM.parent / "demo_probes.yaml")]})
+    node = NodeInProcess(peer, {"adf_files": [str(DEMO_ARM)], "heartbeat_rate": 20.0,
+                                  "probe_files": [str(DEMO_ARM.parent / "demo_probes.yaml")]})
     try:
         contacts = Received(peer, ContactArray, NS + "/contacts")
         probes = Received(peer, ProbeArray, NS + "/probes")

@@ -1,6 +1,8 @@
 """Faults around the installed node (issue 15 #6 and the harness's "faults" class): bodies that
 lose their collision geometry, warnings that must reach the ROS log, signals and services while
-a reload runs.
+a reload runs. The warnings with the node in this process (``NodeInProcess``, its log read
+through capfd); signals and services during a reload against the installed node over real DDS
+(marked ``dds``: the process and its executor are the point).
 """
 
 from __future__ import annotations
@@ -9,8 +11,9 @@ import math
 import signal
 import time
 
+import pytest
 from conftest import REPO
-from ros_harness import (RELOAD_UNDER_LOAD_ON_JAZZY, SPHERE_ADF, NodeProcess, Received, domain, peer,  # noqa: F401
+from ros_harness import (RELOAD_UNDER_LOAD_ON_JAZZY, SPHERE_ADF, NodeInProcess, NodeProcess, Received, domain, peer,  # noqa: F401
                          stamped_joint_state)
 
 from ambf_collision.msg import ContactArray
@@ -59,11 +62,11 @@ def _call(peer, srv, name, request, timeout=30.0):
     return fut
 
 
-def test_bodies_without_geometry_are_warned_through_the_ros_log(domain, peer, tmp_path):
+def test_bodies_without_geometry_are_warned_through_the_ros_log(peer, tmp_path, capfd):
     """At start-up and again on reload: one warning per body, through the ROS logger (the
     '[WARN] ... [collision_monitor]:' lines), none through Python's warnings module."""
     path = _file_without_geometry(tmp_path)
-    node = NodeProcess(domain, {"adf_files": [str(path)], "heartbeat_rate": 10.0})
+    node = NodeInProcess(peer, {"adf_files": [str(path)], "heartbeat_rate": 10.0}, capfd=capfd)
     try:
         contacts = Received(peer, ContactArray, NS + "/contacts")
         assert peer.spin_until(lambda: contacts.msgs, timeout=30.0)
@@ -84,6 +87,7 @@ def test_bodies_without_geometry_are_warned_through_the_ros_log(domain, peer, tm
     assert "Warning:" not in log and "warnings.warn" not in log, log
 
 
+@pytest.mark.dds
 def test_sigterm_during_a_reload_ends_cleanly(domain, peer, tmp_path):
     """A reload of a 1.9 MB file is running when SIGTERM comes: exit 0, no traceback."""
     adf = tmp_path / "arm.yaml"
@@ -100,6 +104,7 @@ def test_sigterm_during_a_reload_ends_cleanly(domain, peer, tmp_path):
     assert code == 0 and "Traceback" not in out + err, err
 
 
+@pytest.mark.dds
 @RELOAD_UNDER_LOAD_ON_JAZZY
 def test_services_answer_while_a_reload_runs(domain, peer, tmp_path):
     """~/enable answers during a reload of a 1.9 MB file, and its effect shows at once in the

@@ -1,5 +1,7 @@
-"""Bad joint states against the installed node over real DDS (issue 15 #4 and the harness's
-"bad joint states" class; the older cases: test_node_full.py).
+"""Bad joint states (issue 15 #4 and the harness's "bad joint states" class; the older cases:
+test_node_full.py): the unstamped one against the node in this process (``NodeInProcess``), the
+12,000 names against the installed node over real DDS (marked ``dds``: its executor's
+responsiveness is the point).
 
 Expectations: the demo arm at home has its closest pair 0.1 m apart (test_node_full.py); the
 stamps are the ones this test wrote.
@@ -12,7 +14,7 @@ import time
 
 import pytest
 from conftest import DEMO_ARM
-from ros_harness import (NodeProcess, Received, diagnostics_of, domain, peer,  # noqa: F401
+from ros_harness import (NodeInProcess, NodeProcess, Received, diagnostics_of, domain, peer,  # noqa: F401
                          stamped_joint_state)
 
 from ambf_collision.msg import ContactArray
@@ -58,11 +60,11 @@ def _set_bool(peer, name, value):
     return fut.result().results[0]
 
 
-def test_an_unstamped_joint_state_is_refused_and_stamp_0_never_published(domain, peer):
+def test_an_unstamped_joint_state_is_refused_and_stamp_0_never_published(peer, capfd):
     """Before: a JointState stamped 0 was accepted as OK and stamp 0 was published. Now it is
     BAD_JOINT_STATE with the reason (the last good state is still evaluated, under its own
     stamp); with accept_unstamped it is stamped on arrival: OK and a current stamp."""
-    node = NodeProcess(domain, {"adf_files": [str(DEMO_ARM)], "heartbeat_rate": 20.0})
+    node = NodeInProcess(peer, {"adf_files": [str(DEMO_ARM)], "heartbeat_rate": 20.0}, capfd=capfd)
     try:
         contacts = Received(peer, ContactArray, NS + "/contacts")
         pub = peer.node.create_publisher(JointState, "/joint_states", qos_profile_sensor_data)
@@ -85,6 +87,7 @@ def test_an_unstamped_joint_state_is_refused_and_stamp_0_never_published(domain,
     assert "not stamped" in out + err
 
 
+@pytest.mark.dds
 def test_a_joint_state_of_12000_names_is_refused_and_the_node_stays_responsive(domain, peer):
     """12,000 names: refused unread (more than 10,000 names; before, the node read them all), the
     heartbeat keeps going, and a good state right after is evaluated. The message is published

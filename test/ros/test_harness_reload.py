@@ -27,6 +27,8 @@ from std_srvs.srv import Trigger
 
 from conftest import REPO
 
+pytestmark = pytest.mark.dds
+
 ARM = REPO / "examples" / "demo" / "demo_arm.yaml"
 MOVABLE = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
 T1 = -math.acos(0.46)

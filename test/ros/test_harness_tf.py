@@ -19,6 +19,8 @@ from ambf_collision.msg import ContactArray
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
+pytestmark = pytest.mark.dds
+
 NS = "/collision_monitor"
 HEARTBEAT = 5.0  # Hz; "never silent" = no gap in ~/contacts of 2 periods (0.4 s)
 BACKENDS = pytest.mark.parametrize("backend", ["auto", "fallback"], ids=["tf2_ros", "fallback"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.mark.slow
 def test_the_nodes_load_calls_every_marker_kernel_even_without_a_contact():
     """The load warms every kernel the node calls later, so that none is first compiled on the
     executor (on a cold cache a first contact compiled the contacts' marker kernel there: 0.8 s).
@@ -31,6 +32,7 @@ print(sorted(n for n in names if getattr(kernels, n).signatures))
                                                      "contact_markers", "probe_markers"]))
 
 
+@pytest.mark.slow
 def test_the_install_step_compiled_every_kernel_the_nodes_load_calls():
     """After ``colcon build`` (``make test`` builds first), a node's load finds every kernel in
     numba's cache of the installed package: in a fresh process, the load of a scene other than

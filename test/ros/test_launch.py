@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO
+
+pytestmark = pytest.mark.launch
+
 LAUNCH_FILES = sorted((REPO / "launch").glob("*.launch.py"))
 DEMO_PARAMS = REPO / "config" / "demo.yaml"
 

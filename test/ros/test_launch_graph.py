@@ -19,6 +19,8 @@ from ambf_collision.msg import ContactArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 
+pytestmark = [pytest.mark.launch, pytest.mark.dds, pytest.mark.slow]
+
 MOVABLE = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
 T1 = -math.acos(0.46)
 TOUCH = [0.0, T1, -math.pi - T1, 0.0]

@@ -1,5 +1,5 @@
 """A clock that jumps back (issue 12 #3: `ros2 bag play --loop`, a simulator reset), with a real
-`/clock` publisher and the installed node as a real process.
+`/clock` publisher and the node in this process (``NodeInProcess``).
 
 Sim time runs 100 s -> 103 s, then jumps back to 50 s and runs on. One sphere file is placed by a
 TF root frame ('mover', republished at every sim step), so the node needs TF, its rate limiter
@@ -14,15 +14,16 @@ from __future__ import annotations
 import time
 
 import pytest
-from ros_harness import SPHERE_ADF, NodeProcess, domain, peer  # noqa: F401  (fixtures)
+from ros_harness import SPHERE_ADF, NodeInProcess, domain, peer  # noqa: F401  (fixtures)
 
 from ambf_collision.msg import ContactArray
 from rclpy.qos import QoSProfile
 
+pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("backend", ["auto", "fallback"], ids=["tf2_ros", "fallback"])
-def test_contacts_keep_flowing_after_the_clock_jumps_back(domain, peer, tmp_path, backend):
+def test_contacts_keep_flowing_after_the_clock_jumps_back(peer, tmp_path, backend, capfd):
     from geometry_msgs.msg import TransformStamped
     from rosgraph_msgs.msg import Clock
     from tf2_msgs.msg import TFMessage
@@ -31,10 +32,10 @@ def test_contacts_keep_flowing_after_the_clock_jumps_back(domain, peer, tmp_path
     a.write_text(SPHERE_ADF.format(name="ball_a", ns="a", x=0.0))
     b.write_text(SPHERE_ADF.format(name="ball_b", ns="b", x=1.0))
     # ball_b at x = 1 in its file, the file placed at x = -0.5 by 'mover': gap 0.5 - 0.2 = 0.3
-    node = NodeProcess(domain, {"adf_files": [str(a), str(b)], "root_frames": ["", "mover"],
-                                "report_distance": 2.0, "heartbeat_rate": 10.0,
-                                "transform_tolerance": 0.5, "use_sim_time": True,
-                                "tf_backend": backend})
+    node = NodeInProcess(peer, {"adf_files": [str(a), str(b)], "root_frames": ["", "mover"],
+                                  "report_distance": 2.0, "heartbeat_rate": 10.0,
+                                  "transform_tolerance": 0.5, "use_sim_time": True,
+                                  "tf_backend": backend}, capfd=capfd)
     try:
         got = []  # (wall time of arrival, message)
         peer.node.create_subscription(ContactArray, "/collision_monitor/contacts",

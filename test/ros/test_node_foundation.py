@@ -1,4 +1,5 @@
-"""The installed collision_monitor node as a real process over real DDS (issue 2)."""
+"""The collision_monitor node (issue 2): in this process (``NodeInProcess``), and as the installed
+executable over real DDS (marked ``dds``) for its clean shutdown on a signal."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import signal
 
 import pytest
 from conftest import DEMO_ARM
-from ros_harness import NodeProcess, domain, peer  # noqa: F401  (fixtures)
+from ros_harness import NodeInProcess, NodeProcess, domain, peer  # noqa: F401  (fixtures)
 
 from ambf_collision.msg import ContactArray  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -20,13 +21,13 @@ def _collect(peer, topic="/collision_monitor/contacts"):
     return got
 
 
-def test_node_without_adf_file_says_so(domain, peer):
+def test_node_without_adf_file_says_so(peer, capfd):
     """Before: NO_JOINT_STATE and no word about the missing files, and an empty joint state
     turned it OK while nothing was monitored. Now: DISABLED with the reason in /diagnostics
     (level WARN) and a warning in the log, whatever joint states arrive."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
-    node = NodeProcess(domain, {"heartbeat_rate": 20.0, "diagnostics_period": 0.2})
+    node = NodeInProcess(peer, {"heartbeat_rate": 20.0, "diagnostics_period": 0.2}, capfd=capfd)
     try:
         got = _collect(peer)
         diags = []
@@ -50,6 +51,7 @@ def test_node_without_adf_file_says_so(domain, peer):
     assert "no ADF file given (parameter adf_files)" in out + err
 
 
+@pytest.mark.dds
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_clean_shutdown_on_signal(domain, peer, sig):
     node = NodeProcess(domain, {"heartbeat_rate": 20.0})
@@ -60,8 +62,8 @@ def test_clean_shutdown_on_signal(domain, peer, sig):
     assert "Traceback" not in err + out
 
 
-def test_world_frame_parameter_reaches_the_header(domain, peer):
-    node = NodeProcess(domain, {"heartbeat_rate": 20.0, "world_frame": "map"})
+def test_world_frame_parameter_reaches_the_header(peer):
+    node = NodeInProcess(peer, {"heartbeat_rate": 20.0, "world_frame": "map"})
     try:
         got = _collect(peer)
         assert peer.spin_until(lambda: len(got) >= 1, timeout=20.0)
@@ -70,14 +72,14 @@ def test_world_frame_parameter_reaches_the_header(domain, peer):
         node.stop()
 
 
-def test_unreadable_joint_state_bytes_are_survived(domain, peer):
+def test_unreadable_joint_state_bytes_are_survived(peer, capfd):
     """The node reads joint states from the serialized data (raw subscription): bytes that are
     no JointState (garbage, a truncated message, another encoding flag) are dropped with a
     warning, the node keeps publishing, and the next good message is evaluated (OK, stamp
     echoed)."""
     from rclpy.serialization import serialize_message
 
-    node = NodeProcess(domain, {"heartbeat_rate": 20.0, "adf_files": [str(DEMO_ARM)]})
+    node = NodeInProcess(peer, {"heartbeat_rate": 20.0, "adf_files": [str(DEMO_ARM)]}, capfd=capfd)
     try:
         got = _collect(peer)
         assert peer.spin_until(lambda: len(got) >= 1, timeout=20.0), "no ContactArray arrived"

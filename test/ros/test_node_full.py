@@ -1,4 +1,7 @@
-"""The full collision_monitor node (issue 6) as a real process over real DDS.
+"""The full collision_monitor node (issue 6): its logic in this process (``NodeInProcess``:
+the node and the test's peer on one executor, as nav2's tests run theirs), and a few tests
+through the installed executable as a real process over real DDS (marked ``dds``): the
+scripted touch, a bad file's exit status, a parameter file, a latched static transform.
 
 Expectations are hand-derived from the demo scene (examples/demo/demo_arm.yaml):
 
@@ -18,13 +21,11 @@ from __future__ import annotations
 
 import math
 import shutil
-import signal
 import time
-from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES, REPO
-from ros_harness import REPO, SPHERE_ADF, NodeProcess, domain, peer  # noqa: F401  (fixtures)
+from ros_harness import REPO, SPHERE_ADF, NodeInProcess, NodeProcess, domain, peer  # noqa: F401  (fixtures)
 
 from ambf_collision.msg import ContactArray, ProbeArray  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data  # noqa: E402
@@ -101,10 +102,14 @@ def _stop_ok(node):
     assert "Traceback" not in out + err, err
 
 
+def _demo(**params) -> dict:
+    """The demo arm's and probes' parameters, with ``params`` changed."""
+    return {"adf_files": [ARM], "probe_files": [PROBES], "heartbeat_rate": 20.0, **params}
+
+
 def _demo_node(domain, **params):
-    p = {"adf_files": [ARM], "probe_files": [PROBES], "heartbeat_rate": 20.0}
-    p.update(params)
-    return NodeProcess(domain, p)
+    """The demo node as a process on ``domain``."""
+    return NodeProcess(domain, _demo(**params))
 
 
 def _ok(m):
@@ -114,6 +119,8 @@ def _ok(m):
 # ----------------------------------------------------------------------------- contacts & probes
 
 
+@pytest.mark.smoke
+@pytest.mark.dds
 def test_contacts_and_probes_follow_a_scripted_touch(domain, peer):
     node = _demo_node(domain)
     try:
@@ -157,14 +164,14 @@ def test_contacts_and_probes_follow_a_scripted_touch(domain, peer):
         _stop_ok(node)
 
 
-def test_partial_joint_states_from_two_publishers_merge(domain, peer):
+def test_partial_joint_states_from_two_publishers_merge(peer):
     """The joint policy (changed from "every movable joint required"): with only the arm's
     pitch joints received, the node evaluates with the yaw and wrist at their ADF pose (0) and
     names them in /diagnostics (WARN); a second publisher sending the rest completes the state
     (OK, nothing named)."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
-    node = _demo_node(domain, probe_files=[""], diagnostics_period=0.2)
+    node = NodeInProcess(peer, _demo(probe_files=[""], diagnostics_period=0.2))
     try:
         contacts = Watch(peer, ContactArray, NS + "/contacts")
         diags = Watch(peer, DiagnosticArray, "/diagnostics")
@@ -206,8 +213,8 @@ BAD = {
 }
 
 
-def test_bad_joint_states_report_status_keep_last_good_state_and_recover(domain, peer):
-    node = _demo_node(domain, probe_files=[""])
+def test_bad_joint_states_report_status_keep_last_good_state_and_recover(peer, capfd):
+    node = NodeInProcess(peer, _demo(probe_files=[""]), capfd=capfd)
     try:
         contacts = Watch(peer, ContactArray, NS + "/contacts")
         pub = _joint_pub(peer)
@@ -228,8 +235,8 @@ def test_bad_joint_states_report_status_keep_last_good_state_and_recover(domain,
         assert words in log, f"no warning saying {words!r}:\n{log}"
 
 
-def test_stale_after_timeout_then_ok_again(domain, peer):
-    node = _demo_node(domain, probe_files=[""], joint_state_timeout=0.3)
+def test_stale_after_timeout_then_ok_again(peer):
+    node = NodeInProcess(peer, _demo(probe_files=[""], joint_state_timeout=0.3))
     try:
         contacts = Watch(peer, ContactArray, NS + "/contacts")
         pub = _joint_pub(peer)
@@ -252,6 +259,7 @@ def test_stale_after_timeout_then_ok_again(domain, peer):
         _stop_ok(node)
 
 
+@pytest.mark.dds
 def test_bad_adf_at_start_is_one_line_and_exit_2(domain, tmp_path):
     src = ADF_EXAMPLES / "blender-kuka-tip-sphere.yaml"
     if not src.exists():
@@ -277,11 +285,11 @@ def _wait_exit(node, timeout):
     return not node.alive()
 
 
-def test_real_adf_example_runs(domain, peer):
+def test_real_adf_example_runs(peer):
     src = ADF_EXAMPLES / "blender-kuka-tip-sphere.yaml"
     if not src.exists():
         pytest.skip(f"AMBF ADF examples not found at {ADF_EXAMPLES}")
-    node = NodeProcess(domain, {"adf_files": [str(src)], "heartbeat_rate": 20.0})
+    node = NodeInProcess(peer, {"adf_files": [str(src)], "heartbeat_rate": 20.0})
     try:
         contacts = Watch(peer, ContactArray, NS + "/contacts")
         pub = _joint_pub(peer)
@@ -306,11 +314,12 @@ def _diag_values(diags):
     return out
 
 
-def test_markers_only_while_subscribed(domain, peer):
+@pytest.mark.slow
+def test_markers_only_while_subscribed(peer):
     from diagnostic_msgs.msg import DiagnosticArray
     from visualization_msgs.msg import MarkerArray
 
-    node = _demo_node(domain, marker_rate=20.0)
+    node = NodeInProcess(peer, _demo(marker_rate=20.0))
     try:
         contacts = Watch(peer, ContactArray, NS + "/contacts")
         diags = Watch(peer, DiagnosticArray, "/diagnostics")
@@ -349,12 +358,12 @@ def test_markers_only_while_subscribed(domain, peer):
 # ----------------------------------------------------------------------------- services
 
 
-def test_reload_with_a_broken_file_keeps_the_old_model(domain, peer, tmp_path):
+def test_reload_with_a_broken_file_keeps_the_old_model(peer, tmp_path):
     from std_srvs.srv import Trigger
 
     adf = tmp_path / "arm.yaml"
     shutil.copy(ARM, adf)
-    node = _demo_node(domain, adf_files=[str(adf)], probe_files=[""])
+    node = NodeInProcess(peer, _demo(adf_files=[str(adf)], probe_files=[""]))
     try:
         contacts = Watch(peer, ContactArray, NS + "/contacts")
         pub = _joint_pub(peer)
@@ -378,11 +387,11 @@ def test_reload_with_a_broken_file_keeps_the_old_model(domain, peer, tmp_path):
         _stop_ok(node)
 
 
-def test_enable_disable_and_diagnostics(domain, peer):
+def test_enable_disable_and_diagnostics(peer):
     from diagnostic_msgs.msg import DiagnosticArray
     from std_srvs.srv import SetBool
 
-    node = _demo_node(domain, probe_files=[PROBES])
+    node = NodeInProcess(peer, _demo(probe_files=[PROBES]))
     try:
         contacts = Watch(peer, ContactArray, NS + "/contacts")
         diags = Watch(peer, DiagnosticArray, "/diagnostics")
@@ -426,8 +435,8 @@ def _set_param(peer, name, value):
     return _call(peer, SetParameters, NS + "/set_parameters", req).results[0]
 
 
-def test_parameter_changes_refused_with_reason_and_accepted(domain, peer):
-    node = _demo_node(domain, probe_files=[""])
+def test_parameter_changes_refused_with_reason_and_accepted(peer):
+    node = NodeInProcess(peer, _demo(probe_files=[""]))
     try:
         contacts = Watch(peer, ContactArray, NS + "/contacts")
         pub = _joint_pub(peer)
@@ -453,16 +462,16 @@ def test_parameter_changes_refused_with_reason_and_accepted(domain, peer):
 
 
 
-def test_tf_root_frame_moves_a_files_bodies(domain, peer, tmp_path):
+def test_tf_root_frame_moves_a_files_bodies(peer, tmp_path):
     from geometry_msgs.msg import TransformStamped
     from tf2_msgs.msg import TFMessage
 
     a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
     a.write_text(SPHERE_ADF.format(name="ball_a", ns="a", x=0.0))
     b.write_text(SPHERE_ADF.format(name="ball_b", ns="b", x=1.0))
-    node = NodeProcess(domain, {"adf_files": [str(a), str(b)], "root_frames": ["", "mover"],
-                                "report_distance": 2.0, "heartbeat_rate": 20.0,
-                                "transform_tolerance": 0.5})
+    node = NodeInProcess(peer, {"adf_files": [str(a), str(b)], "root_frames": ["", "mover"],
+                                  "report_distance": 2.0, "heartbeat_rate": 20.0,
+                                  "transform_tolerance": 0.5})
     try:
         contacts = Watch(peer, ContactArray, NS + "/contacts")
         # no transform for 'mover' yet
@@ -502,6 +511,7 @@ def test_tf_root_frame_moves_a_files_bodies(domain, peer, tmp_path):
         _stop_ok(node)
 
 
+@pytest.mark.dds
 def test_static_transform_is_latched(domain, peer, tmp_path):
     from geometry_msgs.msg import TransformStamped
     from tf2_msgs.msg import TFMessage
@@ -542,6 +552,7 @@ def test_default_parameter_file_matches_the_declared_parameters():
         assert params[name] == spec.default and type(params[name]) is type(spec.default), name
 
 
+@pytest.mark.dds
 def test_params_file_starts_the_demo_model(domain, peer):
     node = NodeProcess(domain, {}, extra_args=["--params-file", str(REPO / "config" / "demo.yaml")])
     try:
@@ -553,13 +564,13 @@ def test_params_file_starts_the_demo_model(domain, peer):
         _stop_ok(node)
 
 
-def test_sim_time_drives_the_node_clock(domain, peer):
+def test_sim_time_drives_the_node_clock(peer):
     """use_sim_time: the node's clock is the /clock time (1000 s here), not the system clock:
     joint states stamped at sim time are OK; stamped at system time (~1.8e9 s, far ahead of
     the sim clock) they are refused as future stamps."""
     from rosgraph_msgs.msg import Clock
 
-    node = _demo_node(domain, use_sim_time=True)
+    node = NodeInProcess(peer, _demo(use_sim_time=True))
     try:
         contacts = Watch(peer, ContactArray, NS + "/contacts")
         clock_pub = peer.node.create_publisher(Clock, "/clock", 10)

@@ -1,5 +1,7 @@
 """Parameters as users write them (issue 12 #4), several joint-state topics, diagnostics levels
-and period: the installed node as a real process over real DDS.
+and period: the node in this process (``NodeInProcess``), and as the installed executable (a
+real process over real DDS, marked ``dds``) where its exit status or another executable is the
+point.
 
 Expectations are the demo arm's hand-derived values (test_node_full.py): at home the closest
 pair (turret capsule tip and floor) is 0.1 m apart.
@@ -12,7 +14,7 @@ import time
 
 import pytest
 from conftest import DEMO_ARM
-from ros_harness import NodeProcess, domain, peer  # noqa: F401  (fixtures)
+from ros_harness import NodeInProcess, NodeProcess, domain, peer  # noqa: F401  (fixtures)
 
 from ambf_collision.msg import ContactArray
 from rclpy.qos import qos_profile_sensor_data
@@ -36,15 +38,15 @@ def _js(peer, names, positions):
     return m
 
 
-def test_integers_are_accepted_for_numbers(domain, peer, tmp_path):
+def test_integers_are_accepted_for_numbers(peer, tmp_path):
     """`report_distance: 1` in a parameter file and `-p max_rate:=1000` (integers where numbers
     are declared). Before: a traceback from rclpy and exit 1. Now the node runs with them: the
     1 m report distance reports the 0.1 m home gap as a contact."""
     params = tmp_path / "ints.yaml"
     params.write_text(f"/**:\n  ros__parameters:\n    adf_files: ['{DEMO_ARM}']\n"
                       "    report_distance: 1\n    heartbeat_rate: 20\n")
-    node = NodeProcess(domain, {"max_rate": 1000},
-                       extra_args=["--params-file", str(params)])
+    node = NodeInProcess(peer, {"max_rate": 1000},
+                         extra_args=["--params-file", str(params)])
     try:
         got = []
         peer.node.create_subscription(ContactArray, NS + "/contacts", got.append, 10)
@@ -82,6 +84,7 @@ BAD = [
 @pytest.mark.parametrize("params,extra,words", BAD,
                          ids=[b[2].split(":")[0].replace("parameter ", "") + f"-{i}"
                               for i, b in enumerate(BAD)])
+@pytest.mark.dds
 def test_bad_value_or_file_is_one_line_and_exit_2(domain, tmp_path, params, extra, words):
     """Before: exit 1 and an rclpy traceback for each of these."""
     (tmp_path / "broken.yaml").write_text("/**:\n  ros__parameters:\n    max_rate: [1, 2\n")
@@ -95,6 +98,7 @@ def test_bad_value_or_file_is_one_line_and_exit_2(domain, tmp_path, params, extr
     assert lines[0].startswith("collision_monitor: error: ") and words in lines[0], lines[0]
 
 
+@pytest.mark.dds
 def test_joint_player_accepts_an_integer_rate(domain, peer):
     """`rate:=50` (issue 12 #4; before: a traceback and exit 1): the player runs its 5 s at
     50 Hz and exits 0 (the first messages may go out before discovery completes)."""
@@ -109,10 +113,10 @@ def test_joint_player_accepts_an_integer_rate(domain, peer):
     assert 20 <= len(got) <= 260, len(got)
 
 
-def test_several_joint_state_topics_merge(domain, peer):
+def test_several_joint_state_topics_merge(peer):
     """joint_state_topics: the arm's pitch joints on one topic, yaw and wrist on another."""
-    node = NodeProcess(domain, {"adf_files": [str(DEMO_ARM)], "heartbeat_rate": 20.0,
-                                "joint_state_topics": ["/arm/pitch_js", "/arm/other_js"]})
+    node = NodeInProcess(peer, {"adf_files": [str(DEMO_ARM)], "heartbeat_rate": 20.0,
+                                  "joint_state_topics": ["/arm/pitch_js", "/arm/other_js"]})
     try:
         got = []
         peer.node.create_subscription(ContactArray, NS + "/contacts", got.append, 10)
@@ -134,13 +138,13 @@ def test_several_joint_state_topics_merge(domain, peer):
     assert code == 0 and "Traceback" not in out + err
 
 
-def test_diagnostics_levels_and_period(domain, peer):
+def test_diagnostics_levels_and_period(peer):
     """No joint state yet: level STALE (before: WARN); disabled: WARN (before: OK); published
     every diagnostics_period (0.25 s here; before: fixed 1 Hz)."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     from std_srvs.srv import SetBool
 
-    node = NodeProcess(domain, {"adf_files": [str(DEMO_ARM)], "diagnostics_period": 0.25})
+    node = NodeInProcess(peer, {"adf_files": [str(DEMO_ARM)], "diagnostics_period": 0.25})
     try:
         diags = []
         peer.node.create_subscription(DiagnosticArray, "/diagnostics", diags.append, 10)

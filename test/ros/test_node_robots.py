@@ -1,5 +1,5 @@
 """Several robots in one monitor, and a dVRK arm with couplings (issues 11 §6 and 12): the
-installed node as a real process over real DDS.
+node in this process (``NodeInProcess``: the node and the test's peer on one executor).
 
 Two copies of the demo arm from one ADF file under the namespaces /arm1/ and /arm2/, each driven
 by its own joint-state topic with the same plain joint names (as dVRK's /PSM1/measured_js and
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DEMO_ARM, REPO
-from ros_harness import NodeProcess, domain, peer  # noqa: F401  (fixtures)
+from ros_harness import NodeInProcess, NodeProcess, domain, peer  # noqa: F401  (fixtures)
 
 from ambf_collision.msg import ContactArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -56,9 +56,9 @@ def _static_tf(peer, child, x):
     return pub
 
 
-def test_one_monitor_two_arms_from_one_file_told_apart_by_topic(domain, peer):
+def test_one_monitor_two_arms_from_one_file_told_apart_by_topic(peer):
     keep = _static_tf(peer, "arm2_base", 2.0)  # noqa: F841 - keeps the latched transform alive
-    node = NodeProcess(domain, {
+    node = NodeInProcess(peer, {
         "adf_files": [str(DEMO_ARM), str(DEMO_ARM)], "adf_namespaces": ["/arm1/", "/arm2/"],
         "root_frames": ["", "arm2_base"], "heartbeat_rate": 20.0,
         "joint_state_topics": ["/ARM1/measured_js", "/ARM2/measured_js"],
@@ -100,7 +100,7 @@ PSM = Path(AMBF_MODELS) / "robots" / "blender-psm.yaml" if AMBF_MODELS else None
 @pytest.mark.skipif(not (PSM and PSM.is_file()),
                     reason="AMBF_MODELS is not set (path to AMBF's ambf_models/descriptions/"
                            "multi-bodies)")
-def test_psm_with_couplings_and_only_the_actuated_joints_reports_ok(domain, peer):
+def test_psm_with_couplings_and_only_the_actuated_joints_reports_ok(peer):
     """AMBF's dVRK PSM (closed parallelograms) with config/couplings/blender-psm.yaml and a joint
     state naming only the joints that need a value (actuated; the parallelogram's passive ones
     follow the pitch): status OK, no joint reported as never received, and the loop-closure
@@ -114,8 +114,8 @@ def test_psm_with_couplings_and_only_the_actuated_joints_reports_ok(domain, peer
     k = model.kinematics
     actuated = [n for n, need in zip(model.joint_plain_names, k.needs_position) if need]
     assert 0 < len(actuated) < len(model.joint_names)
-    node = NodeProcess(domain, {"adf_files": [str(PSM)], "coupling_files": [str(couplings)],
-                                "heartbeat_rate": 20.0, "diagnostics_period": 0.25})
+    node = NodeInProcess(peer, {"adf_files": [str(PSM)], "coupling_files": [str(couplings)],
+                                  "heartbeat_rate": 20.0, "diagnostics_period": 0.25})
     try:
         got, diags = [], []
         peer.node.create_subscription(ContactArray, NS + "/contacts", got.append, 10)

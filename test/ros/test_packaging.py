@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 # Every module outside the ros/ folder, by dotted name below ambf_collision (e.g. model.model).
@@ -38,6 +39,7 @@ print("ok", len({mods!r}))
 """
 
 
+@pytest.mark.slow
 def test_core_modules_import_without_any_ros_module():
     folders = {m.split(".")[0] for m in CORE}
     assert {"geometry", "model", "probes", "monitor", "cli", "demo"} <= folders
@@ -49,6 +51,7 @@ def test_core_modules_import_without_any_ros_module():
     assert r.stdout.startswith("ok")
 
 
+@pytest.mark.slow
 def test_pip_install_gives_the_command(tmp_path):
     target = tmp_path / "site"
     # Install from a copy of the source (pip builds in the tree; keep the checkout clean).
@@ -79,12 +82,11 @@ def test_pip_install_gives_the_command(tmp_path):
         name.endswith("fingertip") for name in report["bodies"])
 
 
+@pytest.mark.slow
 def test_cli_in_the_ros_install(tmp_path):
     """`ros2 run ambf_collision ambf-collision ...` runs lib/ambf_collision/ambf-collision (ros2cli
     is not on PyPI, so the installed program is run as `ros2 run` would), and `ambf-collision`
     is on PATH after `source scripts/activate.sh` (issue 12 #6: neither existed)."""
-    import pytest
-
     pytest.importorskip("ament_index_python", reason="not in a ROS install: run `make test`")
     from ament_index_python.packages import PackageNotFoundError, get_package_prefix
 

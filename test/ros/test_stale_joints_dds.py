@@ -24,6 +24,7 @@ MOVABLE = ["shoulder_yaw", "shoulder_pitch", "elbow", "wrist"]
 NS = "/collision_monitor"
 OK, STALE = ContactArray.STATUS_OK, ContactArray.STATUS_STALE_JOINT_STATE
 DEMO_PARAMS = ["--params-file", str(REPO / "config" / "demo.yaml")]
+pytestmark = pytest.mark.dds
 
 
 def _publish(peer, pub, names, seconds: float, rate: float = 50.0):
@@ -42,6 +43,7 @@ def _first_ok(peer, pub, contacts):
     raise AssertionError("the node never answered OK")
 
 
+@pytest.mark.slow
 def test_a_fixed_joint_named_once_never_leaves_the_node_stale(domain, peer):
     """The issue's sequence with config/demo.yaml and joint_state_timeout 5 s: the four movable
     joints, one message that also names the fixed fingertip_mount, then the four at 50 Hz for
@@ -106,6 +108,7 @@ SIGNAL_ORDERS = [(signal.SIGTERM, signal.SIGINT, 0.05), (signal.SIGINT, signal.S
                  (signal.SIGTERM, signal.SIGINT, 0.005)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("run", range(20))
 def test_two_signals_under_1_khz_load_end_the_node_cleanly(domain, peer, run):
     """Two signals under 1 kHz joint states, in every order and spacing (the issue's SIGTERM then

@@ -62,6 +62,8 @@ def _run(peer, contacts, domain, enabled: bool, seconds: float = 5.0) -> list:
     return [min((c.distance for c in m.contacts), default=float("inf")) for m in mine]
 
 
+@pytest.mark.dds
+@pytest.mark.slow
 def test_damper_keeps_the_arm_out_of_contact_and_without_it_the_arm_penetrates(domain, peer):
     node = NodeProcess(domain, {"adf_files": [str(REPO / "examples" / "demo" / "demo_arm.yaml")],
                                 "report_distance": 0.1, "heartbeat_rate": 20.0})
