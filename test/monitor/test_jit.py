@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 from numba import njit
 
 from ambf_collision.geometry import kernel_cache
