@@ -13,6 +13,13 @@ Points are 3-tuples (m, any one frame). A triangle is its corners ``a``, ``b``, 
   closest pair has an end of the segment or a point of an edge of the triangle, so the minimum
   over the two ends against the triangle and the segment against the three edges is exact
   (Ericson 5.1.9; segment-segment by :func:`~ambf_collision.geometry.segments.closest_parameters`).
+- :func:`triangle_triangle` (mesh against mesh): the minimum of :func:`segment_triangle` over
+  the three edges of each triangle against the other. Exact: two disjoint triangles have a
+  closest pair with a point on an edge of one of them (interior points of both can slide to an
+  edge at the same distance), and two intersecting triangles have an edge of one crossing the
+  other (the intersection segment ends on edges), or overlap in a plane where an edge meets an
+  edge or a corner lies in the other; each gives 0. This covers PQP's 6 vertex-triangle and 9
+  edge-edge pairs and the intersection test.
 - :func:`feature_normal`: the angle-weighted pseudo-normal of a feature (not unit length) from
   the mesh arrays (:class:`~ambf_collision.geometry.trimesh.TriangleMesh`).
 
@@ -24,11 +31,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from ambf_collision.geometry.segments import closest_parameters
 
-__all__ = ["FACE", "point_triangle", "segment_triangle", "beyond_plane", "feature_normal", "corner",
+__all__ = ["FACE", "point_triangle", "segment_triangle", "triangle_triangle", "beyond_plane", "feature_normal", "corner",
            "unit_face_normal"]
 
 FACE = 0
@@ -122,6 +130,26 @@ def segment_triangle(p, q, a, b, c):
             best, x, s = d2, (x0, x1, x2), u
             feature = 4 + k if v == 0.0 else (4 + (k + 1) % 3 if v == 1.0 else 1 + k)
     return best, s, x, feature
+
+
+@njit(cache=True, error_model="numpy")
+def triangle_triangle(a1, b1, c1, a2, b2, c2):
+    """``(d2, x1, x2)``: squared distance (m^2) between triangles ``a1 b1 c1`` and ``a2 b2 c2``
+    and a closest point on each (module docstring); 0 when they intersect."""
+    best, x1, x2 = np.inf, a1, a2
+    for side in range(2):
+        for k in range(3):
+            if side == 0:
+                p, q = corner(a1, b1, c1, k), corner(a1, b1, c1, (k + 1) % 3)
+                d2, s, x, _ = segment_triangle(p, q, a2, b2, c2)
+            else:
+                p, q = corner(a2, b2, c2, k), corner(a2, b2, c2, (k + 1) % 3)
+                d2, s, x, _ = segment_triangle(p, q, a1, b1, c1)
+            if d2 < best:
+                y = (p[0] + s * (q[0] - p[0]), p[1] + s * (q[1] - p[1]), p[2] + s * (q[2] - p[2]))
+                best = d2
+                x1, x2 = (y, x) if side == 0 else (x, y)
+    return best, x1, x2
 
 
 @njit(cache=True, error_model="numpy", inline="always")

@@ -17,7 +17,7 @@ import pytest
 
 import mesh_examples as mx
 from ambf_collision.geometry.mesh_distance import capsule_mesh, capsules_mesh_batch, point_phi
-from ambf_collision.geometry.triangles import segment_triangle
+from ambf_collision.geometry.triangles import segment_triangle, triangle_triangle
 from ambf_collision.geometry.trimesh import TriangleMesh
 
 coal = pytest.importorskip("coal", reason="coal (the oracle) is not installed in this environment")
@@ -252,3 +252,27 @@ def test_batch_matches_single_calls_and_updates_hints():
         d, p1, p2, n, t = capsule_mesh(*m.arrays(), 1, tuple(A[i]), tuple(B[i]), float(R[i]), -1)
         np.testing.assert_array_equal(out[i], [d, *p1, *p2, *n])
         assert hints[i] == t
+
+
+def test_triangle_triangle_against_coal():
+    """Random pairs, pairs in parallel planes, coplanar pairs (overlapping or not), and
+    piercing pairs; coal's BVH distance of two one-triangle models when apart, 0 when they
+    intersect (coal reports a collision: distance <= 0)."""
+    rng = np.random.default_rng(9)
+    req, res = distance_request(), coal.DistanceResult()
+    one = np.array([[0, 1, 2]])
+    for k in range(400):
+        T1 = rng.normal(size=(3, 3))
+        T2 = rng.normal(size=(3, 3)) * rng.choice([0.3, 1.0, 2.0])
+        if k % 4 == 1:                                  # parallel planes
+            T2 = T1[[2, 0, 1]] * 0.7 + rng.normal(size=3) * [0.2, 0.2, 0] + np.cross(T1[1] - T1[0], T1[2] - T1[0]) * 0.1
+        elif k % 4 == 2:                                # coplanar
+            w = rng.dirichlet((1, 1, 1), 3) * 2.0 - 0.5
+            T2 = w @ T1
+        d2, x1, x2 = triangle_triangle(*map(tuple, T1), *map(tuple, T2))
+        res.clear()
+        dc = coal.distance(coal_mesh(T1, one), coal.Transform3s(), coal_mesh(T2, one), coal.Transform3s(), req, res)
+        assert np.sqrt(d2) == pytest.approx(max(dc, 0.0), abs=1e-9)
+        assert np.linalg.norm(np.subtract(x1, x2)) == pytest.approx(np.sqrt(d2), abs=1e-12)
+        for x, T in ((x1, T1), (x2, T2)):                 # the witnesses lie on their triangles
+            assert brute_distance(T, one, np.array([x]))[0] < 1e-12
