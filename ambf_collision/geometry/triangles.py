@@ -9,10 +9,12 @@ Points are 3-tuples (m, any one frame). A triangle is its corners ``a``, ``b``, 
   the vertices, then edges, then the face, by the signs of dot products). The triangle must have
   a non-zero area (the mesh drops the others); the closest point is exact up to rounding.
 - :func:`segment_triangle`: a segment that crosses the triangle's plane at a point whose
-  projection falls in the face region is at distance 0 (the crossing point); otherwise the
-  closest pair has an end of the segment or a point of an edge of the triangle, so the minimum
-  over the two ends against the triangle and the segment against the three edges is exact
-  (Ericson 5.1.9; segment-segment by :func:`~ambf_collision.geometry.segments.closest_parameters`).
+  projection falls in the face region is at distance 0 (the crossing point). A segment on one
+  side of the plane whose end nearer the plane projects into the face has that end's distance
+  (no point of the segment is nearer the plane; ties to ``p``). Otherwise the closest pair has an
+  end of the segment or a point of an edge of the triangle, so the minimum over the two ends
+  against the triangle and the segment against the three edges is exact (Ericson 5.1.9;
+  segment-segment by :func:`~ambf_collision.geometry.segments.closest_parameters`).
 - :func:`triangle_triangle` (mesh against mesh): the minimum of :func:`segment_triangle` over
   the three edges of each triangle against the other. Exact: two disjoint triangles have a
   closest pair with a point on an edge of one of them (interior points of both can slide to an
@@ -114,6 +116,13 @@ def segment_triangle(p, q, a, b, c):
         _, xy, fy = point_triangle(y, a, b, c)
         if fy == FACE:
             return 0.0, t, xy, FACE
+    elif hp == hq or (hp > 0.0) == (hq > 0.0):
+        # one side: no point of the segment is nearer the plane than its nearer end, so that
+        # end is the closest point when its projection falls in the face
+        near = abs(hp) <= abs(hq)
+        d2, x, feature = point_triangle(p if near else q, a, b, c)
+        if feature == FACE:
+            return d2, 0.0 if near else 1.0, x, FACE
     best, x, feature = point_triangle(p, a, b, c)
     s = 0.0
     d2q, xq, fq = point_triangle(q, a, b, c)

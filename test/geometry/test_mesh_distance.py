@@ -17,6 +17,7 @@ import pytest
 
 import mesh_examples as mx
 from ambf_collision.geometry.mesh_distance import capsule_mesh, capsules_mesh_batch, point_phi
+from ambf_collision.geometry.meshes import read_mesh
 from ambf_collision.geometry.triangles import segment_triangle, triangle_triangle
 from ambf_collision.geometry.trimesh import TriangleMesh
 
@@ -276,3 +277,24 @@ def test_triangle_triangle_against_coal():
         assert np.linalg.norm(np.subtract(x1, x2)) == pytest.approx(np.sqrt(d2), abs=1e-12)
         for x, T in ((x1, T1), (x2, T2)):                 # the witnesses lie on their triangles
             assert brute_distance(T, one, np.array([x]))[0] < 1e-12
+
+
+def test_from_a_binary_stl_file_to_a_signed_distance(tmp_path):
+    """The cup written as a binary STL (three vertices per facet, as exporters write them, a
+    third of the facets flipped), read, welded, re-oriented: the hand value of the sphere in its
+    hollow, and a point in its wall inside (negative, the wall's half thickness)."""
+    V, F = mx.cup(0.05, 0.04, 0.06, 0.01, n=48)
+    F = F.copy()
+    F[::3] = F[::3, ::-1]
+    rec = np.zeros(len(F), dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    rec["v"] = V[F]
+    path = tmp_path / "cup.stl"
+    path.write_bytes(b"cup".ljust(80) + np.uint32(len(F)).tobytes() + rec.tobytes())
+    m = TriangleMesh.build(*read_mesh(path))
+    assert m.closed and len(m.vertices) == len(V)
+    Vf = V.astype(np.float32).astype(np.float64)         # the file's float32 coordinates
+    t = Vf[:, 2][np.abs(Vf[:, 2] - 0.01) < 1e-6][0]      # the floor's top, as stored
+    c = (0.0, 0.0, float(t) + 0.013)
+    assert capsule_mesh(*m.arrays(), 1, c, c, 0.01, -1)[0] == pytest.approx(0.003, abs=1e-15)
+    phi = point_phi(*m.arrays(), 1, (0.0, 0.0, 0.005), -1)[0]          # in the floor
+    assert phi == pytest.approx(-0.005, abs=1e-9)
