@@ -63,7 +63,7 @@ from ambf_collision.geometry.bvh import MAX_DEPTH
 from ambf_collision.geometry.triangles import (FACE, beyond_plane, feature_normal,
                                                point_triangle, segment_triangle)
 
-__all__ = ["closest_to_segment", "point_phi", "capsule_mesh", "capsules_mesh_batch"]
+__all__ = ["closest_to_segment", "point_phi", "capsule_mesh", "capsule_bound", "capsules_mesh_batch"]
 
 _COINCIDENT = _tol.COINCIDENT
 _SLACK = _tol.MESH_PRUNE_SLACK
@@ -274,6 +274,17 @@ def capsule_mesh(V, F, NB, VN, boxes, nodes, closed, a, b, r, hint):
         phi, s, x, n, t = _deepest(V, F, NB, VN, boxes, nodes, a, b, t, phi, s, x, n)
         y = _at(a, b, s)
     return (phi - r, (y[0] + r * n[0], y[1] + r * n[1], y[2] + r * n[2]), x, n, t)
+
+
+@njit(cache=True, error_model="numpy")
+def capsule_bound(boxes, a, b, r):
+    """A bound (m) for ``near_only``: the distance from segment ``a``-``b`` to the hierarchy's
+    root box (which holds the mesh) minus ``r``. When the segment misses the box, the core is
+    outside the mesh and :func:`capsule_mesh`'s distance is at least this; when it reaches the
+    box the bound is ``-r`` and says nothing (a core inside the mesh is below ``-r``): compute
+    the pair."""
+    d = (b[0] - a[0], b[1] - a[1], b[2] - a[2])
+    return math.sqrt(_node_bound(boxes, 0, a, d)) - r
 
 
 @njit(cache=True, error_model="numpy")

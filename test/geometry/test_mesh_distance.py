@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import mesh_examples as mx
-from ambf_collision.geometry.mesh_distance import capsule_mesh, capsules_mesh_batch, point_phi
+from ambf_collision.geometry.mesh_distance import capsule_bound, capsule_mesh, capsules_mesh_batch, point_phi
 from ambf_collision.geometry.meshes import read_mesh
 from ambf_collision.geometry.triangles import segment_triangle, triangle_triangle
 from ambf_collision.geometry.trimesh import TriangleMesh
@@ -301,3 +301,20 @@ def test_from_a_binary_stl_file_to_a_signed_distance(tmp_path):
     assert capsule_mesh(*m.arrays(), 1, c, c, 0.01, -1)[0] == pytest.approx(0.003, abs=1e-15)
     phi = point_phi(*m.arrays(), 1, (0.0, 0.0, 0.005), -1)[0]          # in the floor
     assert phi == pytest.approx(-0.005, abs=1e-9)
+
+
+def test_root_box_bound_for_near_only():
+    """Capsules around the L-bracket: the bound is at most the distance unless the core
+    reaches the box (then it is -r); a hand value beside the box's corner edge x = y = 0.1
+    (the bracket's box is [0, 0.1] x [0, 0.1] x [0, 0.03]; that corner is outside the L, so
+    the mesh itself is farther than the box)."""
+    m = built("l_bracket")
+    A, B, R = random_capsules(m, 200, seed=4, length=1.0)
+    for a, b, r in zip(A, B, R):
+        lb = capsule_bound(m.bvh.boxes, tuple(a), tuple(b), float(r))
+        d = capsule_mesh(*m.arrays(), 1, tuple(a), tuple(b), float(r), -1)[0]
+        assert lb <= d + 1e-15 or lb == -r
+    # a sphere of radius 0.01 centred 0.05 beyond the box's corner (0.1, 0.1, z) in x and y
+    c = (0.15, 0.15, 0.015)
+    assert capsule_bound(m.bvh.boxes, c, c, 0.01) == pytest.approx(0.05 * np.sqrt(2) - 0.01, abs=1e-15)
+    assert capsule_mesh(*m.arrays(), 1, c, c, 0.01, -1)[0] > 0.05 * np.sqrt(2)   # the L's arms are farther
