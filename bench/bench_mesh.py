@@ -21,6 +21,13 @@ p50/p99 per evaluation, the largest difference to coal where the core is outside
 (coal measures to the surface only, so overlapping pairs are not comparable), the mesh's build
 time (BVH alone and the whole TriangleMesh) and its bytes per triangle, and the machine's load.
 Targets (issue 34): p99 <= 1 ms per evaluation, >= 3x faster than coal.
+
+Measured 2026-12-07 (2 cores shared with other jobs, load average ~4): BVH build 1.35 s CPU,
+whole TriangleMesh 3.8 s CPU, 77.4 bytes per triangle, depth 19. Thread CPU time per
+evaluation over 20,000 states: p50 0.35 ms, p99 0.94 ms (max 2.9 ms); on the 1,000 states both
+ran: this project p50 0.36 / p99 1.15 ms, coal p50 5.8 / p99 17.4 ms (16x / 15x). Wall clock
+(waiting for a core included): this project p50 0.36 / p99 5.4 ms, coal p50 11.9 / p99 36.5 ms.
+Largest difference to coal over 7,914 comparable pairs: 9.4e-16 m.
 """
 
 from __future__ import annotations

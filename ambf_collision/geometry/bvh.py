@@ -103,12 +103,10 @@ def _partition_level(cs: np.ndarray, order: np.ndarray, start: np.ndarray, size:
         p = np.argpartition(key.reshape(n, W), W // 2, axis=1) + offset[:, None]
         perm = p.ravel()
     else:                                                # sizes W and W - 1: pad with +inf
-        row = np.repeat(np.arange(n), size)
-        col = np.arange(total) - np.repeat(offset, size)
-        padded = np.full((n, W), np.inf, dtype=key.dtype)
-        padded[row, col] = key
+        short = np.flatnonzero(size < W)
+        padded = np.insert(key, offset[short] + size[short], np.inf).reshape(n, W)
         p = np.argpartition(padded, np.unique(np.r_[size // 2, size - 1]), axis=1)
-        perm = p[row, col] + offset[row]
+        perm = (p + offset[:, None])[np.arange(W)[None, :] < size[:, None]]
     order[pos] = order[pos][perm]
     cs[pos] = c[perm]
 

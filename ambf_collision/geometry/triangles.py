@@ -9,10 +9,19 @@ Points are 3-tuples (m, any one frame). A triangle is its corners ``a``, ``b``, 
   the vertices, then edges, then the face, by the signs of dot products). The triangle must have
   a non-zero area (the mesh drops the others); the closest point is exact up to rounding.
 - :func:`segment_triangle`: a segment that crosses the triangle's plane at a point whose
-  projection falls in the face region is at distance 0 (the crossing point); otherwise the
-  closest pair has an end of the segment or a point of an edge of the triangle, so the minimum
-  over the two ends against the triangle and the segment against the three edges is exact
-  (Ericson 5.1.9; segment-segment by :func:`~ambf_collision.geometry.segments.closest_parameters`).
+  projection falls in the face region is at distance 0 (the crossing point). A segment on one
+  side of the plane whose end nearer the plane projects into the face has that end's distance
+  (no point of the segment is nearer the plane; ties to ``p``). Otherwise the closest pair has an
+  end of the segment or a point of an edge of the triangle, so the minimum over the two ends
+  against the triangle and the segment against the three edges is exact (Ericson 5.1.9;
+  segment-segment by :func:`~ambf_collision.geometry.segments.closest_parameters`).
+- :func:`triangle_triangle` (mesh against mesh): the minimum of :func:`segment_triangle` over
+  the three edges of each triangle against the other. Exact: two disjoint triangles have a
+  closest pair with a point on an edge of one of them (interior points of both can slide to an
+  edge at the same distance), and two intersecting triangles have an edge of one crossing the
+  other (the intersection segment ends on edges), or overlap in a plane where an edge meets an
+  edge or a corner lies in the other; each gives 0. This covers PQP's 6 vertex-triangle and 9
+  edge-edge pairs and the intersection test.
 - :func:`feature_normal`: the angle-weighted pseudo-normal of a feature (not unit length) from
   the mesh arrays (:class:`~ambf_collision.geometry.trimesh.TriangleMesh`).
 
@@ -24,11 +33,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from ambf_collision.geometry.segments import closest_parameters
 
-__all__ = ["FACE", "point_triangle", "segment_triangle", "beyond_plane", "feature_normal", "corner",
+__all__ = ["FACE", "point_triangle", "segment_triangle", "triangle_triangle", "beyond_plane", "feature_normal", "corner",
            "unit_face_normal"]
 
 FACE = 0
@@ -106,6 +116,13 @@ def segment_triangle(p, q, a, b, c):
         _, xy, fy = point_triangle(y, a, b, c)
         if fy == FACE:
             return 0.0, t, xy, FACE
+    elif hp == hq or (hp > 0.0) == (hq > 0.0):
+        # one side: no point of the segment is nearer the plane than its nearer end, so that
+        # end is the closest point when its projection falls in the face
+        near = abs(hp) <= abs(hq)
+        d2, x, feature = point_triangle(p if near else q, a, b, c)
+        if feature == FACE:
+            return d2, 0.0 if near else 1.0, x, FACE
     best, x, feature = point_triangle(p, a, b, c)
     s = 0.0
     d2q, xq, fq = point_triangle(q, a, b, c)
@@ -122,6 +139,26 @@ def segment_triangle(p, q, a, b, c):
             best, x, s = d2, (x0, x1, x2), u
             feature = 4 + k if v == 0.0 else (4 + (k + 1) % 3 if v == 1.0 else 1 + k)
     return best, s, x, feature
+
+
+@njit(cache=True, error_model="numpy")
+def triangle_triangle(a1, b1, c1, a2, b2, c2):
+    """``(d2, x1, x2)``: squared distance (m^2) between triangles ``a1 b1 c1`` and ``a2 b2 c2``
+    and a closest point on each (module docstring); 0 when they intersect."""
+    best, x1, x2 = np.inf, a1, a2
+    for side in range(2):
+        for k in range(3):
+            if side == 0:
+                p, q = corner(a1, b1, c1, k), corner(a1, b1, c1, (k + 1) % 3)
+                d2, s, x, _ = segment_triangle(p, q, a2, b2, c2)
+            else:
+                p, q = corner(a2, b2, c2, k), corner(a2, b2, c2, (k + 1) % 3)
+                d2, s, x, _ = segment_triangle(p, q, a1, b1, c1)
+            if d2 < best:
+                y = (p[0] + s * (q[0] - p[0]), p[1] + s * (q[1] - p[1]), p[2] + s * (q[2] - p[2]))
+                best = d2
+                x1, x2 = (y, x) if side == 0 else (x, y)
+    return best, x1, x2
 
 
 @njit(cache=True, error_model="numpy", inline="always")

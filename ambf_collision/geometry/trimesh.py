@@ -105,18 +105,30 @@ class TriangleMesh:
                 self.bvh.boxes, self.bvh.nodes)
 
 
+_HASH = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
+"""Odd 64-bit multipliers of :func:`weld`'s hash of a vertex's three coordinates' bits."""
+
+
 def weld(V: np.ndarray, F: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Merge bit-identical vertices and drop unreferenced ones: ``(V', F')`` with ``V'`` sorted
-    lexicographically (x, y, z) and ``F'`` indexing it."""
+    """Merge bit-identical vertices (``-0.0`` = ``0.0``) and drop unreferenced ones: ``(V',
+    F')`` with ``F'`` indexing ``V'``. Rows are grouped by sorting a 64-bit hash of their bits
+    (one sort instead of three); a hash shared by different rows (checked) falls back to a
+    lexicographic sort."""
     mark = np.zeros(len(V), dtype=bool)
     mark[F.ravel()] = True
     used = np.flatnonzero(mark)
-    W = V[used] + 0.0                      # + 0.0 turns -0.0 into 0.0
-    order = np.lexsort((W[:, 2], W[:, 1], W[:, 0]))
+    W = np.ascontiguousarray(V[used] + 0.0)          # + 0.0 turns -0.0 into 0.0
+    bits = W.view(np.uint64)
+    h = (bits[:, 0] * _HASH[0]) ^ (bits[:, 1] * _HASH[1]) ^ (bits[:, 2] * _HASH[2])
+    order = np.argsort(h)
     s = W[order]
-    new = np.empty(len(s), dtype=bool)
-    new[:1] = True
-    np.any(s[1:] != s[:-1], axis=1, out=new[1:])
+    differ = np.any(s[1:] != s[:-1], axis=1)
+    hs = h[order]
+    if np.any(differ & (hs[1:] == hs[:-1])):       # a collision: group by the values themselves
+        order = np.lexsort((W[:, 2], W[:, 1], W[:, 0]))
+        s = W[order]
+        differ = np.any(s[1:] != s[:-1], axis=1)
+    new = np.r_[True, differ][:len(s)]
     rank = np.empty(len(W), dtype=np.int64)
     rank[order] = np.cumsum(new) - 1
     remap = np.full(len(V), -1, dtype=np.int64)

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import mesh_examples as mx
-from ambf_collision.geometry.mesh_distance import capsule_mesh, capsules_mesh_batch, point_phi
-from ambf_collision.geometry.triangles import segment_triangle
+from ambf_collision.geometry.mesh_distance import capsule_bound, capsule_mesh, capsules_mesh_batch, point_phi
+from ambf_collision.geometry.meshes import read_mesh
+from ambf_collision.geometry.triangles import segment_triangle, triangle_triangle
 from ambf_collision.geometry.trimesh import TriangleMesh
 
 coal = pytest.importorskip("coal", reason="coal (the oracle) is not installed in this environment")
@@ -199,8 +200,11 @@ def test_sphere_in_a_cups_hollow_which_its_hull_swallows():
     assert d == pytest.approx(gap, abs=1e-15)
     np.testing.assert_allclose(n, (0, 0, -1), atol=1e-15)
     np.testing.assert_allclose(p2, (0, 0, t), atol=1e-15)
-    # the hull of the cup (a 48-gon prism of apothem Ro cos(pi/48), height H) holds the sphere
-    assert r < H - c[2] and r < Ro * np.cos(np.pi / 48)
+    # the cup's convex hull (what a hull monitor sees) holds the whole sphere: every facet
+    # plane (qhull's outward equations) is at least r beyond its centre
+    from scipy.spatial import ConvexHull
+    eq = ConvexHull(m.vertices).equations
+    assert np.max(eq[:, :3] @ np.array(c) + eq[:, 3]) < -r
 
 
 def test_capsule_threading_a_torus():
@@ -252,3 +256,65 @@ def test_batch_matches_single_calls_and_updates_hints():
         d, p1, p2, n, t = capsule_mesh(*m.arrays(), 1, tuple(A[i]), tuple(B[i]), float(R[i]), -1)
         np.testing.assert_array_equal(out[i], [d, *p1, *p2, *n])
         assert hints[i] == t
+
+
+def test_triangle_triangle_against_coal():
+    """Random pairs, pairs in parallel planes, coplanar pairs (overlapping or not), and
+    piercing pairs; coal's BVH distance of two one-triangle models when apart, 0 when they
+    intersect (coal reports a collision: distance <= 0)."""
+    rng = np.random.default_rng(9)
+    req, res = distance_request(), coal.DistanceResult()
+    one = np.array([[0, 1, 2]])
+    for k in range(400):
+        T1 = rng.normal(size=(3, 3))
+        T2 = rng.normal(size=(3, 3)) * rng.choice([0.3, 1.0, 2.0])
+        if k % 4 == 1:                                  # parallel planes
+            T2 = T1[[2, 0, 1]] * 0.7 + rng.normal(size=3) * [0.2, 0.2, 0] + np.cross(T1[1] - T1[0], T1[2] - T1[0]) * 0.1
+        elif k % 4 == 2:                                # coplanar
+            w = rng.dirichlet((1, 1, 1), 3) * 2.0 - 0.5
+            T2 = w @ T1
+        d2, x1, x2 = triangle_triangle(*map(tuple, T1), *map(tuple, T2))
+        res.clear()
+        dc = coal.distance(coal_mesh(T1, one), coal.Transform3s(), coal_mesh(T2, one), coal.Transform3s(), req, res)
+        assert np.sqrt(d2) == pytest.approx(max(dc, 0.0), abs=1e-9)
+        assert np.linalg.norm(np.subtract(x1, x2)) == pytest.approx(np.sqrt(d2), abs=1e-12)
+        for x, T in ((x1, T1), (x2, T2)):                 # the witnesses lie on their triangles
+            assert brute_distance(T, one, np.array([x]))[0] < 1e-12
+
+
+def test_from_a_binary_stl_file_to_a_signed_distance(tmp_path):
+    """The cup written as a binary STL (three vertices per facet, as exporters write them, a
+    third of the facets flipped), read, welded, re-oriented: the hand value of the sphere in its
+    hollow, and a point in its wall inside (negative, the wall's half thickness)."""
+    V, F = mx.cup(0.05, 0.04, 0.06, 0.01, n=48)
+    F = F.copy()
+    F[::3] = F[::3, ::-1]
+    rec = np.zeros(len(F), dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    rec["v"] = V[F]
+    path = tmp_path / "cup.stl"
+    path.write_bytes(b"cup".ljust(80) + np.uint32(len(F)).tobytes() + rec.tobytes())
+    m = TriangleMesh.build(*read_mesh(path))
+    assert m.closed and len(m.vertices) == len(V)
+    Vf = V.astype(np.float32).astype(np.float64)         # the file's float32 coordinates
+    t = Vf[:, 2][np.abs(Vf[:, 2] - 0.01) < 1e-6][0]      # the floor's top, as stored
+    c = (0.0, 0.0, float(t) + 0.013)
+    assert capsule_mesh(*m.arrays(), 1, c, c, 0.01, -1)[0] == pytest.approx(0.003, abs=1e-15)
+    phi = point_phi(*m.arrays(), 1, (0.0, 0.0, 0.005), -1)[0]          # in the floor
+    assert phi == pytest.approx(-0.005, abs=1e-9)
+
+
+def test_root_box_bound_for_near_only():
+    """Capsules around the L-bracket: the bound is at most the distance unless the core
+    reaches the box (then it is -r); a hand value beside the box's corner edge x = y = 0.1
+    (the bracket's box is [0, 0.1] x [0, 0.1] x [0, 0.03]; that corner is outside the L, so
+    the mesh itself is farther than the box)."""
+    m = built("l_bracket")
+    A, B, R = random_capsules(m, 200, seed=4, length=1.0)
+    for a, b, r in zip(A, B, R):
+        lb = capsule_bound(m.bvh.boxes, tuple(a), tuple(b), float(r))
+        d = capsule_mesh(*m.arrays(), 1, tuple(a), tuple(b), float(r), -1)[0]
+        assert lb <= d + 1e-15 or lb == -r
+    # a sphere of radius 0.01 centred 0.05 beyond the box's corner (0.1, 0.1, z) in x and y
+    c = (0.15, 0.15, 0.015)
+    assert capsule_bound(m.bvh.boxes, c, c, 0.01) == pytest.approx(0.05 * np.sqrt(2) - 0.01, abs=1e-15)
+    assert capsule_mesh(*m.arrays(), 1, c, c, 0.01, -1)[0] > 0.05 * np.sqrt(2)   # the L's arms are farther

@@ -12,7 +12,8 @@ import pytest
 
 import mesh_examples as mx
 from ambf_collision.geometry.bvh import LEAF_SIZE, build_bvh
-from ambf_collision.geometry.trimesh import TriangleMesh, vertex_pseudo_normals, winding_numbers
+from ambf_collision.geometry import trimesh
+from ambf_collision.geometry.trimesh import TriangleMesh, vertex_pseudo_normals, weld, winding_numbers
 
 MESHES = {"torus": mx.torus, "cup": mx.cup, "bowl": mx.bowl, "l_bracket": mx.l_bracket,
           "trefoil": mx.trefoil, "rings": mx.rings}
@@ -161,3 +162,19 @@ def test_bvh_splits_at_the_median_of_the_widest_axis():
     bvh, order = build_bvh(V, F)
     left = bvh.nodes[0, 0]
     assert bvh.boxes[left, 3] == 31 and bvh.boxes[left + 1, 0] == 32
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_weld_merges_bit_identical_vertices(monkeypatch, collide):
+    """Oracle: NumPy's unique rows. ``collide`` makes every hash equal (multipliers 0), so the
+    lexicographic fallback runs."""
+    if collide:
+        monkeypatch.setattr(trimesh, "_HASH", (np.uint64(0),) * 3)
+    rng = np.random.default_rng(3)
+    V = rng.integers(-2, 3, size=(4000, 3)).astype(float)
+    V[::9, 1] = -0.0                                   # -0.0 and 0.0 are one value
+    F = rng.integers(0, 3000, size=(2500, 3))          # vertices 3000.. unreferenced
+    W, G = weld(V, F)
+    np.testing.assert_array_equal(W[G], V[F] + 0.0)
+    assert len(W) == len(np.unique(V[np.unique(F)] + 0.0, axis=0))
+    assert not np.signbit(W).any() or np.all(W[np.signbit(W)] < 0)
