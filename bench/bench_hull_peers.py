@@ -28,8 +28,9 @@ its median and its range over the rounds. Agreement: over the states of every ro
 (MuJoCo stores mesh vertices as float32: about 1e-8 m).
 
 ``--rss``: the peak resident memory of the demo loop (10,000 evaluations of the demo script,
-``bench_vs_mujoco.trajectory``) in a fresh process each: this project (import, load, compile from
-the cache, loop) and MuJoCo (its MJCF written here, the child imports only ``mujoco``).
+``bench_vs_mujoco.trajectory``) in a fresh process each: this project (import, load, kernels from
+the cache, loop with ``near_only``) and MuJoCo (its MJCF written here; that child imports only
+``numpy`` and ``mujoco``).
 
 Targets (issue 36): ours every pair exact >= 2x faster than MuJoCo and >= 3x faster than coal's own
 distance loop on each robot; agreement with coal within 1e-9 m on every pair; near_only never
@@ -60,6 +61,7 @@ from mujoco_scene import MujocoScene, model_to_mjcf, tighten  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 ROBOTS = ["robots/blender-pr2.yaml", "robots/blender-kuka-lbr-med.yaml", "robots/blender-toy-car2.yaml"]
 DEMO_LOOP = 10_000
+DEMO_ARM = REPO / "examples" / "demo" / "demo_arm.yaml"
 
 
 def robot_methods(model):
@@ -193,51 +195,61 @@ def robot_rows(path: Path, rounds: int, states: int, rng) -> None:
           f"{'MET' if over == 0 else 'NOT MET'}; near_only / exact kept = {r_near:.2f}", flush=True)
 
 
-def _demo_child(side: str, xml_path: str, q_path: str) -> None:
-    """Child process of ``--rss``: the demo loop, then this process's peak RSS (KiB) on stdout."""
-    import resource
-
-    qs = np.load(q_path)
-    if side == "mujoco":
-        import mujoco
-        m = mujoco.MjModel.from_xml_path(xml_path)
-        d = mujoco.MjData(m)
-        pairs = np.load(q_path.replace(".npy", "_pairs.npy"))
-        adr = np.load(q_path.replace(".npy", "_adr.npy"))
-        fromto = np.zeros(6)
-        for i in range(DEMO_LOOP):
-            d.qpos[adr[:, 0]] = qs[i % len(qs)][adr[:, 1]]
-            mujoco.mj_kinematics(m, d)
-            for g1, g2 in pairs.tolist():
-                mujoco.mj_geomDistance(m, d, g1, g2, 1e3, fromto)
-    else:
-        model = Model.from_files([REPO / "examples" / "demo" / "demo_arm.yaml"])
-        data = model.create_data()
-        names = list(model.joint_names)
-        for i in range(DEMO_LOOP):
-            model.set_joint_positions(data, names, qs[i % len(qs)])
-            model.evaluate(data, near_only=True)
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+_CHILD = {
+    # each child imports only what its side needs, then prints its peak RSS (KiB, Linux)
+    "mujoco": """
+import resource, sys
+import numpy as np
+import mujoco
+xml, q_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+qs, pairs, adr = np.load(q_path), np.load(q_path + ".pairs.npy"), np.load(q_path + ".adr.npy")
+m = mujoco.MjModel.from_xml_path(xml)
+d = mujoco.MjData(m)
+fromto = np.zeros(6)
+pair_list = pairs.tolist()
+for i in range(n):
+    d.qpos[adr[:, 0]] = qs[i % len(qs)][adr[:, 1]]
+    mujoco.mj_kinematics(m, d)
+    for g1, g2 in pair_list:
+        mujoco.mj_geomDistance(m, d, g1, g2, 1e3, fromto)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+""",
+    "ours": """
+import resource, sys
+import numpy as np
+from ambf_collision.model import Model
+adf, q_path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+qs = np.load(q_path)
+model = Model.from_files([adf])
+data = model.create_data()
+names = list(model.joint_names)
+for i in range(n):
+    model.set_joint_positions(data, names, qs[i % len(qs)])
+    model.evaluate(data, near_only=True)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+""",
+}
 
 
 def rss_rows() -> None:
     from bench_vs_mujoco import trajectory
 
-    model = Model.from_files([REPO / "examples" / "demo" / "demo_arm.yaml"])
+    model = Model.from_files([DEMO_ARM])
     scene = MujocoScene(model)
     xml, _ = model_to_mjcf(model)
     with tempfile.TemporaryDirectory() as tmp:
         xml_path, q_path = os.path.join(tmp, "demo.xml"), os.path.join(tmp, "q.npy")
         Path(xml_path).write_text(xml)
         np.save(q_path, trajectory(model, 1000))
-        np.save(q_path.replace(".npy", "_pairs.npy"), np.array(scene.pairs, dtype=np.int64))
-        np.save(q_path.replace(".npy", "_adr.npy"),
-                np.stack([scene.qpos_adr, scene.joint_index], axis=1).astype(np.int64))
-        print(f"\npeak RSS of the demo loop ({DEMO_LOOP} evaluations, a fresh process each):")
+        np.save(q_path + ".pairs.npy", np.array(scene.pairs, dtype=np.int64))
+        np.save(q_path + ".adr.npy", np.stack([scene.qpos_adr, scene.joint_index], axis=1).astype(np.int64))
+        print(f"\npeak RSS of the demo loop ({DEMO_LOOP} evaluations of the demo script, a fresh "
+              "process each; ours with near_only, as the node):")
         print("| process | peak RSS MiB |\n|---|---|")
-        for side in ("ours", "mujoco"):
-            out = subprocess.run([sys.executable, __file__, "--rss-child", side, xml_path, q_path],
-                                 capture_output=True, text=True, check=True).stdout.split()
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+        for side, model_file in (("ours", str(DEMO_ARM)), ("mujoco", xml_path)):
+            out = subprocess.run([sys.executable, "-c", _CHILD[side], model_file, q_path, str(DEMO_LOOP)],
+                                 capture_output=True, text=True, check=True, env=env).stdout.split()
             print(f"| {side} | {int(out[-1]) / 1024:.0f} |")
 
 
@@ -249,11 +261,7 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
     ap.add_argument("--states", type=int, default=20, help="states per round (default 20)")
     ap.add_argument("--rss", action="store_true", help="also the demo loop's peak RSS")
-    ap.add_argument("--rss-child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.rss_child:
-        _demo_child(*args.rss_child)
-        return 0
     files = [f.resolve() for f in args.files]
     if not files and args.models is None:
         print("bench_hull_peers: give FILE arguments, --models or $AMBF_MODELS")
