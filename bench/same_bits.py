@@ -102,8 +102,9 @@ def main(argv=None) -> int:
             same = (a.view(np.uint8) == b.view(np.uint8)) if a.dtype != bool else (a == b)
             differ += int((~same.reshape(2, states + 1, a.shape[2], -1).all(axis=3)).sum())
         bad += differ
+        gap = float(np.abs(ref[f"{path}|distance"] - r["distance"]).max())
         print(f"{Path(path).name}: {r['distance'].shape[2]} pairs x {states + 1} states x 2 modes: "
-              f"{differ} results differ in some bit")
+              f"{differ} results differ in some bit (max |distance change| {gap:.1e} m)")
     print("SAME BITS" if bad == 0 else f"DIFFERENT: {bad} results")
     return 0 if bad == 0 else 1
 
