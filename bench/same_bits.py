@@ -68,6 +68,15 @@ def results(path: Path, states: int) -> dict:
     return {f: np.array(v) for f, v in out.items()}
 
 
+def _same(a, b, states: int, P: int) -> np.ndarray:
+    """Whether two recorded fields hold the same bits, per (mode,) state and pair: ``a``, ``b``
+    of shape ``([2,] K + 1, P, ...)``."""
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    lead = a.shape[:a.shape.index(P, 1) + 1]
+    same = (a == b) if a.dtype == bool else (a.view(np.uint8) == b.view(np.uint8))
+    return same.reshape(lead + (-1,)).all(axis=-1)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("mode", choices=("record", "compare"))
@@ -96,15 +105,24 @@ def main(argv=None) -> int:
         r = results(Path(path), states)
         if r["distance"].shape[2] == 0:
             continue
-        differ = 0
+        P = r["distance"].shape[2]
+        changed = np.zeros((2, states + 1, P), bool)     # some field's bits differ from the record
+        as_every = np.ones((states + 1, P), bool)        # near_only row == every-pair row
         for f in FIELDS:
-            a, b = ref[f"{path}|{f}"], r[f]
-            same = (a.view(np.uint8) == b.view(np.uint8)) if a.dtype != bool else (a == b)
-            differ += int((~same.reshape(2, states + 1, a.shape[2], -1).all(axis=3)).sum())
-        bad += differ
-        gap = float(np.abs(ref[f"{path}|distance"] - r["distance"]).max())
-        print(f"{Path(path).name}: {r['distance'].shape[2]} pairs x {states + 1} states x 2 modes: "
-              f"{differ} results differ in some bit (max |distance change| {gap:.1e} m)")
+            changed |= ~_same(ref[f"{path}|{f}"], r[f], states, P)
+            as_every &= _same(r[f][1], r[f][0], states, P)
+        exact = r["exact"][1]
+        # every pair computed: the record's bits; near_only: its contract (pairs.py), an exact row
+        # with the bits of every pair computed, a bound at most the distance
+        differ = int(changed[0].sum())
+        broken = int((exact & ~as_every).sum() + (~exact & (r["distance"][1] > r["distance"][0])).sum())
+        bad += differ + broken
+        print(f"{Path(path).name}: {P} pairs x {states + 1} states: every pair computed: {differ} "
+              f"results differ in some bit from the record (max |distance change| "
+              f"{float(np.abs(ref[f'{path}|distance'][0] - r['distance'][0]).max()):.1e} m); "
+              f"near_only: {broken} rows break its contract, {int(changed[1].sum())} differ from the "
+              f"record ({int((exact & ~ref[f'{path}|exact'][1]).sum())} bounds now exact, "
+              f"{int((exact & ~ref[f'{path}|exact'][1] & ~changed[1]).sum())} unchanged)")
     print("SAME BITS" if bad == 0 else f"DIFFERENT: {bad} results")
     return 0 if bad == 0 else 1
 
