@@ -20,10 +20,14 @@ Per file, one row:
   ``later`` is the processor's caches, cold after that work, not anything the model does once;
 - ``kept us``: the same later evaluations as a Data runs them, keeping the pairs of shapes that
   did not move (bodies fixed in the world: ``geometry/pairs.evaluate_pairs``);
-- ``coal us``: the same pairs through coal called per pair from Python (``bench_solids``: its
-  geometries built once, transforms set per evaluation), median over the same positions, and the
-  ratio ``coal / later``; ``max |d - coal|`` over those evaluations (m). Pairs with a plane are
-  left out of the coal column (coal's Halfspace has no signed distance to every shape);
+- ``coal loop us`` / ``coal + poses us``: the same pairs through coal called per pair from Python
+  (``coal_peer.CoalPeer``: geometries built once; its transforms from this project's body poses,
+  composed by vectorised NumPy), the distance calls alone and with setting the poses, medians over
+  a third of the same positions; the ratio ``coal loop / later``; ``max |d - coal|`` over those
+  evaluations (m). Pairs with a plane are left out of the coal column (coal's Halfspace has no
+  signed distance to every shape). ``mujoco/later``: ``mj_kinematics`` + ``mj_geomDistance`` per
+  pair (``mujoco_scene``; "-" for a scene with a cone, which MuJoCo has no primitive for). The
+  interleaved, per-round ratios of the hull robots are ``bench_hull_peers.py``'s;
 - ``loop mm / deg``: the largest closure residual at q = 0 (position mm, angle degrees) over the
   file's loop-closing joints, "-" when it has none.
 
@@ -43,9 +47,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_solids' coal helpers
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # coal_peer, mujoco_scene
 
-from ambf_collision.geometry.shapes import PLANE
 from ambf_collision.model import Model
 
 REPO = Path(__file__).resolve().parents[1]
@@ -102,30 +105,47 @@ def evaluate_at(model, data, q):
     return model.evaluate(data, report_distance=math.inf)
 
 
-def coal_column(model, result_of, positions):
-    """(median us per evaluation, max |d - ours|) over the non-plane pairs: coal called per pair
-    from Python, its geometries built once and only their transforms set per evaluation (as in
-    ``bench_solids``)."""
-    from bench_solids import coal_all, coal_setup
+def peer_columns(model, data, positions):
+    """coal and MuJoCo over the same positions, each evaluated by this project first:
+    ``(coal loop us, coal + poses us, max |d - coal|, mujoco us)`` (medians per evaluation; None
+    where a peer has nothing to compare). coal (``coal_peer.CoalPeer``): geometries built once, its
+    transforms from this project's body poses (vectorised NumPy), planes left out; "loop" is the
+    distance calls alone. MuJoCo (``mujoco_scene``): ``mj_kinematics`` + ``mj_geomDistance`` per
+    pair; a scene with a cone is refused (None)."""
+    from coal_peer import CoalPeer
+    from mujoco_scene import MujocoScene
 
-    keep = [k for k, (s1, s2) in enumerate(model.pair_shapes)
-            if PLANE not in (model.shapes[s1].kind, model.shapes[s2].kind)]
-    if not keep:
-        return None, None
-    pairs = np.ascontiguousarray(model.pairs[keep], dtype=np.int64)
-    setup = None
-    times, worst = [], 0.0
+    coal = CoalPeer(model)
+    try:
+        scene = MujocoScene(model)
+    except ValueError:
+        scene = None
+    out, out_m, fromto = np.zeros(len(coal.keep)), np.zeros(len(model.pairs)), np.zeros(6)
+    loop, posed, mj, worst = [], [], [], 0.0
     for q in positions:
-        result = result_of(q)
-        world = [s.transformed(result.body_R[b], result.body_t[b])
-                 for s, b in zip(model.shapes, model.shape_body)]
-        if setup is None:
-            coal, geoms, req, res = setup = coal_setup(world, pairs)
+        data.exact[:] = False
+        evaluate_at(model, data, q)
         t0 = time.perf_counter()
-        d = coal_all(coal, geoms, world, pairs, req, res)
-        times.append(time.perf_counter() - t0)
-        worst = max(worst, float(np.abs(d - result.distances[keep]).max()))
-    return 1e6 * float(np.median(times)), worst
+        coal.set_poses(data.body_R, data.body_t)
+        t1 = time.perf_counter()
+        coal.distances(out)
+        t2 = time.perf_counter()
+        loop.append(t2 - t1)
+        posed.append(t2 - t0)
+        if len(coal.keep):
+            worst = max(worst, float(np.abs(out - data.distance[coal.keep]).max()))
+        if scene is not None:
+            t0 = time.perf_counter()
+            scene.set_q(q)
+            scene.distances(out_m, fromto)
+            mj.append(time.perf_counter() - t0)
+
+    def med(s):
+        return 1e6 * float(np.median(s)) if s else None
+
+    if not len(coal.keep):
+        return None, None, None, med(mj)
+    return med(loop), med(posed), worst, med(mj)
 
 
 def row(path: Path, repeats: int, with_coal: bool, show_warnings: bool, rng) -> str:
@@ -165,9 +185,10 @@ def row(path: Path, repeats: int, with_coal: bool, show_warnings: bool, rng) -> 
     again_us = 1e6 * (time.perf_counter() - t0)
     coal_txt = ""
     if with_coal:
-        coal_us, worst = coal_column(model, lambda q: evaluate_at(model, data, q), positions[:max(3, repeats // 10)])
-        coal_txt = (" | - | - | -" if coal_us is None
-                    else f" | {coal_us:.0f} | {coal_us / later_us:.1f}x | {worst:.1e}")
+        loop_us, posed_us, worst, mj_us = peer_columns(model, data, positions[:max(3, repeats // 3)])
+        coal_txt = (" | - | - | - | -" if loop_us is None
+                    else f" | {loop_us:.0f} | {posed_us:.0f} | {loop_us / later_us:.1f}x | {worst:.1e}")
+        coal_txt += " | -" if mj_us is None else f" | {mj_us / later_us:.2f}x"
     return (f"| {label(path)} | {load_ms:.0f} | {len(caught)} | {len(model.pairs)} | {first_us:.0f} "
             f"| {again_us:.0f} | {later_us:.0f} | {first_us / later_us:.1f} | {kept_us:.0f}{coal_txt} "
             f"| {loop} |")
@@ -189,9 +210,10 @@ def main(argv=None) -> int:
     evaluate_at(demo, demo.create_data(), np.zeros(len(demo.joint_names)))
     print(f"compile/warm-up on the demo arm: {time.perf_counter() - t0:.1f} s; load: "
           f"{os.getloadavg()[0]:.2f}")
-    coal_head = "" if args.no_coal else " coal us | coal/later | max abs(d - coal) m |"
+    coal_head = ("" if args.no_coal else
+                 " coal loop us | coal + poses us | coal loop/later | max abs(d - coal) m | mujoco/later |")
     print(f"| file | load ms | warnings | pairs | first us | after load us | later us | first/later | kept us |{coal_head} loop mm / deg |")
-    print("|---" * (10 + (0 if args.no_coal else 3)) + "|")
+    print("|---" * (10 + (0 if args.no_coal else 5)) + "|")
     for path in files:
         try:
             print(row(path, args.repeats, not args.no_coal, args.warnings, rng), flush=True)

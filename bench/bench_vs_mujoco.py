@@ -6,7 +6,8 @@ checked pair's signed distance with witness points. Ours: ``Model.set_joint_posi
 ``qpos`` + ``mj_kinematics`` + one ``mj_geomDistance`` per pair, called from Python as a MuJoCo
 user would (``bench/mujoco_scene.py`` builds the same bodies, joints, shapes and pairs as MJCF).
 The rounds alternate between the methods so that both see the same machine load; the median of
-each is reported, with the ratio.
+each is reported, with the ratio. Each of this project's methods has its own Data (a Data keeps
+rows between evaluations: shared, one method's rows would be another's).
 
 A Data keeps the exact rows of the pairs whose two shapes did not move since its last evaluation
 (``geometry/pairs.evaluate_pairs``: the same kernel on the same values gives the same bits): on the
@@ -85,7 +86,7 @@ def main(argv=None) -> int:
     rounds = 15 if args.quick else 60
 
     model = Model.from_files([DEMO_ARM])
-    data = model.create_data()
+    data, cold, near = model.create_data(), model.create_data(), model.create_data()  # one each
     scene = MujocoScene(model)
     tighten(scene)
     qs = trajectory(model, 64)
@@ -97,13 +98,13 @@ def main(argv=None) -> int:
         model.evaluate(data)
 
     def ours_cold(q):
-        data.exact[:] = False   # no row kept: every pair computed
-        model.set_joint_positions(data, names, q)
-        model.evaluate(data)
+        cold.exact[:] = False   # no row kept: every pair computed
+        model.set_joint_positions(cold, names, q)
+        model.evaluate(cold)
 
     def ours_near(q):
-        model.set_joint_positions(data, names, q)
-        model.evaluate(data, near_only=True)
+        model.set_joint_positions(near, names, q)
+        model.evaluate(near, near_only=True)
 
     def mujoco(q):
         scene.set_q(q)

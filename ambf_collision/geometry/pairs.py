@@ -28,7 +28,11 @@ is not computed: ``exact`` is False for it, ``distance`` holds the lower bound, 
 a reference point of each shape (a sphere/capsule's first end ``a``, a solid's bound centre) and
 its normal the unit vector between them (+z when they coincide). Every pair closer than ``near``
 and the smallest distance are then exactly those of computing every pair. A pair whose shapes did not
-move since the caller's results were written keeps its exact row (:func:`evaluate_pairs`).
+move since the caller's results were written keeps its exact row (:func:`evaluate_pairs`); such a
+pair is never bounded but computed once and then kept (two bodies fixed in the world cost nothing
+after that, where a bound would cost its computation at every evaluation: with ``near`` finite the
+demo arm's base and table pair was the evaluation's only bounded pair and made it slower than
+computing every pair).
 
 Bound data per shape (its local frame, metres): ``centre`` (box, cylinder, cone: the origin;
 hull: the HullSet's centre), ``outer`` (every point of the shape within it of the centre: the
@@ -45,6 +49,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ambf_collision.geometry.gjk import SCRATCH_ROWS, convex_distance_in
 from ambf_collision.geometry.pair_kernels import closed_form, convex_pair
 from ambf_collision.geometry.segments import point_segment
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE, ShapeError
@@ -202,9 +207,10 @@ def evaluate_pairs(W, H, C, near, R, moved):
     robot holding still).
 
     Three passes over the pairs: the pairs always computed; the bounds of the others; those
-    under the cutoff. The loop passes no array to any function but ``convex_pair`` (GJK pairs):
-    numba would reference-count it per pair (two atomic operations per array per call), which
-    costs more than a closed-form kernel."""
+    under the cutoff. The loop passes no array to any function but the GJK/EPA pairs' kernels
+    (``gjk.convex_distance_in`` in one scratch array allocated per call, ``convex_pair`` for a
+    plane with a solid or hull): numba would reference-count it per pair (two atomic operations
+    per array per call), which costs more than a closed-form kernel."""
     P = C.shape_1.shape[0]
     distance = R.distance
     all_exact = near == math.inf
@@ -213,11 +219,16 @@ def evaluate_pairs(W, H, C, near, R, moved):
     with_upper = not known < math.inf   # as set after phase 0 (a bool, not the constant False:
     # numba would compile `bounds` once more for a literal argument)
     cutoff = math.inf
+    scratch = np.empty((SCRATCH_ROWS, 9))   # the GJK/EPA pairs' work rows, one allocation
+    deferred = 0              # pairs phase 0 left to the bounds: none, no further phase
     for phase in range(3):    # 0: pairs always computed; 1: bounds; 2: pairs under the cutoff
         for p in range(P):
             k1, k2 = C.shape_1[p], C.shape_2[p]
-            bounded = C.boundable[p] and not all_exact
+            # a pair of two unmoved shapes is computed, not bounded: its exact row is then kept
+            # by the next evaluations for free, where a bound would be computed again each time
+            bounded = C.boundable[p] and not all_exact and (moved[k1] or moved[k2])
             if bounded == (phase == 0):
+                deferred += bounded   # phase 0: the pairs left to the bounds
                 continue
             if R.exact[p] and not (moved[k1] or moved[k2]):   # kept (counted once)
                 if phase < 2:
@@ -241,7 +252,12 @@ def evaluate_pairs(W, H, C, near, R, moved):
                 exact_p = False
             else:
                 d, x1, x2, n, done = closed_form(W, k1, k2)
-                if not done:
+                if not done and W.kind[k1] != PLANE and W.kind[k2] != PLANE:   # GJK/EPA
+                    d = convex_distance_in(W, H, k1, k2, scratch)[0]
+                    x1 = (scratch[5, 0], scratch[5, 1], scratch[5, 2])
+                    x2 = (scratch[6, 0], scratch[6, 1], scratch[6, 2])
+                    n = (scratch[7, 0], scratch[7, 1], scratch[7, 2])
+                elif not done:
                     d, x1, x2, n = convex_pair(W, H, k1, k2)
                 d -= pad1 + pad2
                 x1 = (x1[0] + pad1 * n[0], x1[1] + pad1 * n[1], x1[2] + pad1 * n[2])
@@ -255,7 +271,7 @@ def evaluate_pairs(W, H, C, near, R, moved):
                 R.point_2[p, i] = x2[i]
                 R.normal[p, i] = n[i]
                 R.position[p, i] = 0.5 * (x1[i] + x2[i])
-        if all_exact:
+        if all_exact or deferred == 0:
             break
         if phase == 0:   # no exact distance yet: the upper bounds must cap the cutoff
             with_upper = not known < math.inf

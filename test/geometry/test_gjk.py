@@ -399,3 +399,44 @@ def test_flat_polytope_ignores_its_rows_past_the_vertices():
         assert _flat_result(P, p1, p2, normal) == 0.0
         assert p1.tolist() == p2.tolist() == [0.0, 0.0, 0.0], n
         assert np.isfinite(normal).all() and np.linalg.norm(normal) == pytest.approx(1.0), n
+
+
+def test_a_reused_scratch_gives_the_bits_of_a_fresh_one():
+    """convex_distance_in (the pair loop's entry: one scratch array for every pair) on a scratch
+    holding another pair's rows, NaN and signed zeros returns bit for bit what a fresh array
+    gives: separated and penetrating hulls, boxes, cylinders, capsules, spheres."""
+    from ambf_collision.geometry.gjk import SCRATCH_ROWS, convex_distance_in
+
+    rng = np.random.default_rng(36)
+    shapes = []
+    for i in range(24):
+        q = matrix_to_quat(axis_angle_to_matrix(rng.normal(size=3), rng.uniform(0, np.pi)))
+        x = rng.uniform(-0.3, 0.3, 3)
+        kind = i % 5
+        if kind == 0:
+            shapes.append(ConvexHull(rng.normal(size=(30, 3)) * 0.1, position=x, orientation=q))
+        elif kind == 1:
+            shapes.append(Box(rng.uniform(0.05, 0.2, 3), position=x, orientation=q))
+        elif kind == 2:
+            shapes.append(Cylinder(0.08, 0.2, position=x, orientation=q))
+        elif kind == 3:
+            shapes.append(Capsule(x, x + rng.normal(size=3) * 0.1, 0.05))
+        else:
+            shapes.append(Sphere(x, 0.07))
+    W, hulls = world_of(shapes)
+    H = hulls.arrays()
+    dirty = np.full((SCRATCH_ROWS, 9), np.nan)
+    dirty[::2] = -0.0
+    depths = 0
+    for k1 in range(len(shapes)):
+        for k2 in range(len(shapes)):
+            if k1 == k2 or (shapes[k1].kind <= 1 and shapes[k2].kind <= 1):
+                continue   # two spheres/capsules are the closed forms' (no GJK pair)
+            p1, p2, n = np.empty(3), np.empty(3), np.empty(3)
+            fresh = convex_distance(W, H, k1, k2, p1, p2, n)
+            again = convex_distance_in(W, H, k1, k2, dirty)
+            assert again == fresh, (k1, k2)
+            for row, expected in ((5, p1), (6, p2), (7, n)):
+                assert dirty[row, :3].tobytes() == expected.tobytes(), (k1, k2, row)
+            depths += fresh[0] < 0
+    assert depths > 20   # penetrations (EPA) are among them
