@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, SPHERE
+from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, MESH, SPHERE
 from ambf_collision.geometry.tolerances import SUPPORT_TIE_RELATIVE
 
 __all__ = ["NONE", "Core", "core_of", "core_support", "pair_support", "settle_witnesses", "support", "support_bound"]
@@ -80,6 +80,8 @@ class Core(NamedTuple):
 def core_of(W, H, k):
     """The :class:`Core` of shape k of the world W (its HullSet's arrays H)."""
     kind = W.kind[k]
+    if kind == MESH:   # a mesh's support points are its hull's (its hull_id)
+        kind = CONVEX
     c0, c1, c2 = W.a[k, 0], W.a[k, 1], W.a[k, 2]
     e0, e1, e2 = W.b[k, 0] - c0, W.b[k, 1] - c1, W.b[k, 2] - c2
     R = W.rot[k]
