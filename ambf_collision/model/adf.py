@@ -326,9 +326,12 @@ def _rename_copy(b: BodySpec, taken: set, sink: FileWarnings) -> None:
 
 def _apply_hull_meshes(b: BodySpec, patterns: tuple, hulled: set) -> None:
     """Make the concave meshes of body ``b`` hulls when a pattern matches its name (qualified or
-    plain); the patterns that did are added to ``hulled``."""
-    hits = [p for p in patterns if any(s.kind == "mesh" for s in b.shape_specs)
-            and (fnmatch.fnmatchcase(b.name, p) or fnmatch.fnmatchcase(b.plain_name, p))]
+    plain; the pattern's spaces removed as AMBF removes them from names, so "yaw link" matches
+    ``yawlink``); the patterns that did are added to ``hulled``."""
+    if not any(s.kind == "mesh" for s in b.shape_specs):
+        return
+    hits = [p for p in patterns if any(fnmatch.fnmatchcase(n, q) for n in (b.name, b.plain_name)
+                                       for q in (p, p.replace(" ", "")))]
     if not hits:
         return
     hulled.update(hits)
