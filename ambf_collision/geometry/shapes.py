@@ -273,6 +273,11 @@ class Mesh(_Posed):
         self._validate_pose()
         return self
 
+    @property
+    def vertices(self) -> np.ndarray:
+        """The mesh's distinct vertices (N, 3) in the local frame (m)."""
+        return self.mesh.vertices
+
     def transformed(self, R, t) -> "Mesh":
         p, q = self._moved_pose(R, t)
         return Mesh(self.mesh, p, q, self.path, self.scale)
