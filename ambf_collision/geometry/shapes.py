@@ -24,6 +24,7 @@ __all__ = [
 ]
 
 SPHERE, CAPSULE, BOX, CYLINDER, CONE, PLANE, CONVEX = range(7)
+MESH = 7
 KIND_NAMES = ("sphere", "capsule", "box", "cylinder", "cone", "plane", "convex")
 _IDENTITY_Q = (0.0, 0.0, 0.0, 1.0)
 
