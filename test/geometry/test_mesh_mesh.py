@@ -138,19 +138,21 @@ def test_coplanar_faces_and_identical_meshes():
     assert d == 0.0
 
 
-@pytest.mark.parametrize("n1,n2", [("torus", "torus"), ("trefoil", "trefoil"), ("rings", "bowl")])
+@pytest.mark.parametrize("n1,n2", [("torus", "torus"), pytest.param("trefoil", "trefoil", marks=pytest.mark.slow),
+                                   pytest.param("rings", "bowl", marks=pytest.mark.slow)])
 def test_sign_against_the_winding_number(n1, n2):
     """A vertex of one mesh inside the other gives d < 0; surfaces that meet (coal: collision)
-    give d <= 0; d < 0 only with a vertex inside or meeting surfaces."""
+    give d <= 0; d < 0 only with a vertex inside or meeting surfaces (nested meshes have all
+    their vertices inside, so a third of them is enough)."""
     m1, m2 = built(n1), built(n2)
     c1, c2 = coal_mesh(*MESHES[n1]()), coal_mesh(*MESHES[n2]())
     req = distance_request()
     negatives = 0
-    for R, t in poses(m1, m2, 24, seed=7):
+    for R, t in poses(m1, m2, 12, seed=7):
         d = run(m1, m2, R, t)[0]
-        W = m2.vertices @ R.T + t
+        W = m2.vertices[::3] @ R.T + t                  # a third of the vertices (the oracle's cost)
         inside = (np.any(np.round(winding(m1.vertices, m1.faces, W)) == 1)
-                  or np.any(np.round(winding(m2.vertices, m2.faces, (m1.vertices - t) @ R)) == 1))
+                  or np.any(np.round(winding(m2.vertices, m2.faces, (m1.vertices[::3] - t) @ R)) == 1))
         res = coal.DistanceResult()
         meet = coal.distance(c1, coal.Transform3s(), c2, coal.Transform3s(R, t), req, res) <= 0
         if inside:
@@ -160,7 +162,7 @@ def test_sign_against_the_winding_number(n1, n2):
         if d < 0:
             negatives += 1
             assert inside or meet
-    assert negatives >= 4
+    assert negatives >= 3
 
 
 def test_open_meshes_that_intersect_give_zero():
