@@ -63,7 +63,7 @@ from ambf_collision.geometry.tolerances import (
 )
 
 __all__ = ["CENTRE_FALLBACK", "CONVERGED", "EPA_NOT_CONVERGED", "GJK_ITERATION_LIMIT", "SCRATCH_ROWS",
-           "convex_distance", "convex_distance_in"]
+           "convex_distance", "convex_distance_in", "core_distance_in"]
 
 CONVERGED = 0
 GJK_ITERATION_LIMIT = 1
@@ -95,12 +95,21 @@ def convex_distance_in(W, H, k1, k2, scratch):
     measured 2026-12-07): returns (distance, status); the witness points are ``scratch[5, :3]``
     and ``scratch[6, :3]``, the normal ``scratch[7, :3]``. Rows 0-4 are zeroed first, so every
     call computes what a fresh zeroed array gives, bit for bit."""
+    return core_distance_in(core_of(W, H, k1), core_of(W, H, k2), H.vertices, H.neighbor_start, H.neighbors,
+                            scratch)
+
+
+@njit(cache=True, inline="always")
+def core_distance_in(C1, C2, HV, NS, NB, scratch):
+    """:func:`convex_distance_in` on two cores (``support.Core``, one frame, e.g. a solid and
+    a triangle of a mesh: ``support.triangle_core``); ``HV``, ``NS``, ``NB`` the HullSet's
+    vertices, neighbour starts and neighbours (what the support functions read of it). Same
+    results and scratch rows. Inlined into its callers (a call passing two cores costs ~50
+    values)."""
     for i in range(5):
         for c in range(9):
             scratch[i, c] = 0.0
     out_p1, out_p2, out_n = scratch[5], scratch[6], scratch[7]
-    C1, C2 = core_of(W, H, k1), core_of(W, H, k2)
-    HV, NS, NB = H.vertices, H.neighbor_start, H.neighbors  # what the support functions read of H
     S = scratch[:4]  # simplex rows: w = a - b (0:3), a (3:6), b (6:9); unused rows stay finite
     lam = scratch[4, :4]  # barycentric weights of the simplex rows
     outcome, n, status = _gjk(C1, C2, HV, NS, NB, S, lam)
