@@ -9,8 +9,9 @@ unit normal from shape 1 to shape 2; ``t1``, ``t2`` the closest triangle of each
 shape that is not a mesh), the hints of the next call (they change the speed, never the result).
 
 The other shape is taken into the mesh's frame, the query runs there
-(:mod:`~ambf_collision.geometry.mesh_distance` for spheres and capsules), and the results come
-back to the world frame. A mesh's signed distance, its inside and the depth it reports when
+(:mod:`~ambf_collision.geometry.mesh_distance` for spheres and capsules,
+:mod:`~ambf_collision.geometry.mesh_solid` for boxes, cylinders, cones and hulls), and the
+results come back to the world frame. A mesh's signed distance, its inside and the depth it reports when
 penetrating are documented with each query.
 """
 
@@ -20,7 +21,9 @@ from numba import njit
 
 from ambf_collision.geometry.mesh_distance import capsule_mesh
 from ambf_collision.geometry.mesh_set import mesh_arrays
-from ambf_collision.geometry.shapes import MESH
+from ambf_collision.geometry.mesh_solid import solid_mesh
+from ambf_collision.geometry.shapes import CAPSULE, MESH
+from ambf_collision.geometry.support import core_in_frame, core_of
 from ambf_collision.geometry.world_shapes import local_point, shape_row, world_point, world_vector
 
 __all__ = ["mesh_pair"]
@@ -39,9 +42,14 @@ def mesh_pair(W, H, M, k1, k2, hint1, hint2):
     hm = hint2 if swap else hint1
     V, F, NB, VN, boxes, nodes, closed = mesh_arrays(M, W.mesh_id[km])
     s = shape_row(W, km)
-    a, b = local_point(s, _point(W.a, ko)), local_point(s, _point(W.b, ko))
-    # the sphere or capsule: witness on it, on the mesh, normal from it to the mesh (mesh frame)
-    d, xo, xm, n, tm = capsule_mesh(V, F, NB, VN, boxes, nodes, closed, a, b, W.radius[ko], hm)
+    # the other shape in the mesh's frame: witness on it, on the mesh, normal from it to the mesh
+    if W.kind[ko] <= CAPSULE:
+        a, b = local_point(s, _point(W.a, ko)), local_point(s, _point(W.b, ko))
+        d, xo, xm, n, tm = capsule_mesh(V, F, NB, VN, boxes, nodes, closed, a, b, W.radius[ko], hm)
+    else:          # box, cylinder, cone, hull
+        C = core_in_frame(core_of(W, H, ko), s.rot, s.a)
+        d, xo, xm, n, tm = solid_mesh(C, H.vertices, H.neighbor_start, H.neighbors, V, F, NB, VN,
+                                      boxes, nodes, closed, hm)
     to = -1
     po, pm, nw = world_point(s, xo), world_point(s, xm), world_vector(s, n)
     if swap:    # shape 1 is the other shape: the normal from it to the mesh as computed

@@ -1,5 +1,5 @@
 """Mesh pairs in a World (geometry/mesh_pairs.py through geometry/pairs.py): a triangle mesh
-posed anywhere against spheres, capsules and planes.
+posed anywhere against spheres, capsules, boxes, cylinders, cones, hulls and planes.
 
 Oracles: coal's BVHModel distance for shapes apart from the mesh (1e-9 m); the mesh's own
 vertices for a plane (the lowest vertex along the normal, computed here with NumPy); the
@@ -15,7 +15,7 @@ import pytest
 
 import mesh_examples as mx
 from ambf_collision.geometry.pairs import PairDistance, PairResult
-from ambf_collision.geometry.shapes import Capsule, Mesh, Plane, Sphere
+from ambf_collision.geometry.shapes import Box, Capsule, Cone, ConvexHull, Cylinder, Mesh, Plane, Sphere
 from ambf_collision.geometry.transforms import quat_to_matrix
 from ambf_collision.geometry.trimesh import TriangleMesh, winding_numbers
 from ambf_collision.geometry.world_shapes import WorldShapes
@@ -165,3 +165,43 @@ def test_near_only_bounds_mesh_pairs_from_below():
     assert np.all(near.distance[bounded] <= exact.distance[bounded] + 1e-12)
     np.testing.assert_array_equal(near.distance[~bounded], exact.distance[~bounded])
     assert near.distance.min() == exact.distance.min()
+
+
+def solids(mesh_shape, k, rng):
+    """Boxes, cylinders, cones and hulls posed about the mesh (world frame)."""
+    m = mesh_shape.mesh
+    R = quat_to_matrix(mesh_shape.orientation)
+    lo, hi = m.vertices.min(axis=0), m.vertices.max(axis=0)
+    size = float(np.linalg.norm(hi - lo))
+    out = []
+    for i in range(k):
+        c = R @ (lo - 0.3 * size + rng.random(3) * (hi - lo + 0.6 * size)) + mesh_shape.position
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        e = 0.05 * size * (0.2 + rng.random(3))
+        out.append([Box(2 * e, c, q), Cylinder(e[0], 2 * e[1], c, q), Cone(e[0], 2 * e[1], c, q),
+                    ConvexHull(rng.normal(size=(8, 3)) * e, c, q)][i % 4])
+    return out
+
+
+@pytest.mark.parametrize("name", ["torus", "bowl", "l_bracket"])
+def test_solids_apart_match_coal_in_both_orders(name):
+    rng = np.random.default_rng(20 + len(name))
+    ms = posed_mesh(name, rng)
+    others = solids(ms, 24, rng)
+    n = len(others)
+    r = compute([ms] + others, [(0, k) for k in range(1, n + 1)] + [(k, 0) for k in range(1, n + 1)])
+    np.testing.assert_array_equal(r.distance[:n], r.distance[n:])
+    np.testing.assert_array_equal(r.normal[:n], -r.normal[n:])
+    gm, tm = to_coal(ms)
+    req, checked = distance_request(), 0
+    for k, s in enumerate(others):
+        if r.distance[k] <= 1e-6:
+            continue
+        d = coal_distance(gm, tm, *to_coal(s), req)[0]
+        assert r.distance[k] == pytest.approx(d, abs=1e-9)
+        checked += 1
+    assert checked >= 8
+    apart = r.distance[:n] > 0
+    np.testing.assert_allclose(r.point_2[:n][apart] - r.point_1[:n][apart],
+                               r.distance[:n][apart, None] * r.normal[:n][apart], atol=1e-12)
