@@ -47,7 +47,7 @@ from ambf_collision.geometry.transforms import matrix_to_quat
 
 __all__ = ["SHAPE_DTYPE", "World", "WorldShapes", "Link", "LinkShapes", "ShapeRow", "world_of",
            "make_world", "shape_row",
-           "to_world", "shape_at", "hull_arrays", "make_hulls", "no_hulls", "local_point",
+           "to_world", "shape_at", "hull_arrays", "make_hulls", "no_hulls", "local_point", "local_vector",
            "world_point", "world_vector"]
 
 
@@ -130,6 +130,15 @@ def local_point(s, x):
     p0, p1, p2 = x[0] - s.a[0], x[1] - s.a[1], x[2] - s.a[2]
     return (R[0][0] * p0 + R[1][0] * p1 + R[2][0] * p2, R[0][1] * p0 + R[1][1] * p1 + R[2][1] * p2,
             R[0][2] * p0 + R[1][2] * p1 + R[2][2] * p2)
+
+
+@njit(cache=True, error_model="numpy")
+def local_vector(s, v):
+    """World vector ``v`` (3-tuple) in the local frame of shape row ``s``: ``rot^T v``."""
+    R = s.rot
+    return (R[0][0] * v[0] + R[1][0] * v[1] + R[2][0] * v[2],
+            R[0][1] * v[0] + R[1][1] * v[1] + R[2][1] * v[2],
+            R[0][2] * v[0] + R[1][2] * v[1] + R[2][2] * v[2])
 
 
 @njit(cache=True, error_model="numpy")

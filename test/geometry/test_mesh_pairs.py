@@ -205,3 +205,25 @@ def test_solids_apart_match_coal_in_both_orders(name):
     apart = r.distance[:n] > 0
     np.testing.assert_allclose(r.point_2[:n][apart] - r.point_1[:n][apart],
                                r.distance[:n][apart, None] * r.normal[:n][apart], atol=1e-12)
+
+
+@pytest.mark.parametrize("names", [("torus", "l_bracket"), ("cup", "cup"), ("trefoil", "bowl")])
+def test_two_posed_meshes_apart_match_coal_in_both_orders(names):
+    rng = np.random.default_rng(sum(map(len, names)))
+    a = posed_mesh(names[0], rng)
+    scale = float(np.ptp(a.mesh.vertices, axis=0).max())
+    found = 0
+    for _ in range(12):
+        b = posed_mesh(names[1], rng)
+        b.position = a.position + rng.normal(size=3) * scale
+        r = compute([a, b], [(0, 1), (1, 0)])
+        assert r.distance[0] == r.distance[1]
+        np.testing.assert_array_equal(r.point_1[0], r.point_2[1])
+        np.testing.assert_array_equal(r.normal[0], -r.normal[1])
+        if r.distance[0] > 1e-6:
+            d = coal_distance(*to_coal(a), *to_coal(b))[0]
+            assert r.distance[0] == pytest.approx(d, abs=1e-9)
+            np.testing.assert_allclose(r.point_2[0] - r.point_1[0], r.distance[0] * r.normal[0],
+                                       atol=1e-12)
+            found += 1
+    assert found >= 4
