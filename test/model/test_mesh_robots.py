@@ -1,6 +1,7 @@
 """AMBF's own dVRK PSM (WPI-AIM/ambf, ``blender-psm.yaml``, test/model/adf_models/ambf) with its
 concave collision meshes, as AMBF collides them: every link is a MESH shape (no ``collision mesh
-type``), against instruments of spheres and capsules placed about its tool.
+type``), against instruments of every shape kind (a closed torus mesh among them) placed about
+its links.
 
 Oracles: coal's BVHModel distance, posed here from the model's body poses, for every pair apart
 (1e-9 m); the convex hull of the same mesh (``hull_meshes``), which holds the mesh and so is
@@ -23,8 +24,30 @@ from ambf_collision.geometry.coal_bridge import coal_distance, distance_request,
 PSM = "test/model/adf_models/ambf/descriptions/multi-bodies/robots/blender-psm.yaml"
 
 
+SHAPES = [{"collision shape": "SPHERE", "collision geometry": {"radius": 0.004}},
+          {"collision shape": "CAPSULE", "collision geometry": {"radius": 0.003, "height": 0.04, "axis": "z"}},
+          {"collision shape": "BOX", "collision geometry": {"x": 0.01, "y": 0.02, "z": 0.005}},
+          {"collision shape": "CYLINDER", "collision geometry": {"radius": 0.004, "height": 0.02, "axis": "x"}},
+          {"collision shape": "CONE", "collision geometry": {"radius": 0.006, "height": 0.015, "axis": "y"}},
+          {"mesh": "phantom.obj"}]
+"""The instruments' shapes in turn: every kind, the last a closed mesh (a small torus)."""
+
+
+def torus_obj(path, R=0.012, r=0.004, n=24, m=12):
+    """A closed torus (m) as an OBJ file: the phantom."""
+    u, v = np.meshgrid(np.arange(n) * 2 * np.pi / n, np.arange(m) * 2 * np.pi / m, indexing="ij")
+    P = np.stack([(R + r * np.cos(v)) * np.cos(u), (R + r * np.cos(v)) * np.sin(u), r * np.sin(v)], -1)
+    i, j = np.meshgrid(np.arange(n), np.arange(m), indexing="ij")
+    a, b = i * m + j, ((i + 1) % n) * m + j
+    c, d = ((i + 1) % n) * m + (j + 1) % m, i * m + (j + 1) % m
+    F = np.concatenate([np.stack([a, b, c], -1).reshape(-1, 3), np.stack([a, c, d], -1).reshape(-1, 3)])
+    lines = [f"v {x} {y} {z}" for x, y, z in P.reshape(-1, 3)] + [f"f {p + 1} {q + 1} {w + 1}" for p, q, w in F]
+    path.write_text("\n".join(lines) + "\n")
+
+
 def instruments(tmp_path, centres, rng):
-    """An ADF file of fixed bodies: a sphere or a capsule about each of ``centres`` (world)."""
+    """An ADF file of fixed bodies, one of :data:`SHAPES` in turn about each of ``centres``."""
+    torus_obj(tmp_path / "phantom.obj")
     names = [f"BODY tool{i}" for i in range(len(centres))]
     doc = {"bodies": names, "ignore inter-collision": True}   # the instruments miss each other
     for i, (name, c) in enumerate(zip(names, centres)):
@@ -32,11 +55,7 @@ def instruments(tmp_path, centres, rng):
         body = {"name": f"tool{i}", "mass": 0.0,
                 "location": {"position": dict(zip("xyz", map(float, c))),
                              "orientation": dict(zip(("r", "p", "y"), map(float, rng.normal(size=3))))}}
-        if i % 2:
-            body.update({"collision shape": "SPHERE", "collision geometry": {"radius": 0.004}})
-        else:
-            body.update({"collision shape": "CAPSULE",
-                         "collision geometry": {"radius": 0.003, "height": 0.04, "axis": "z"}})
+        body.update(SHAPES[i % len(SHAPES)])
         doc[name] = body
     path = tmp_path / "instruments.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -55,7 +74,7 @@ def scene(tmp_path_factory):
     psm = load([PSM])
     data = psm.create_data()
     psm.evaluate(data)
-    centres = data.body_t[rng.integers(0, len(psm.body_names), 16)]
+    centres = data.body_t[rng.integers(0, len(psm.body_names), 24)]
     path = instruments(tmp_path_factory.mktemp("psm"), centres, rng)
     return load([PSM, path]), load([PSM, path], hull_meshes=["*"])
 
@@ -81,7 +100,8 @@ def test_a_hull_meshes_pattern_matching_nothing_warns():
 def test_psm_against_instruments_matches_coal_and_its_hull_is_never_farther(scene):
     model, hulled = scene
     kinds = {(model.shape_info[a].kind, model.shape_info[b].kind) for a, b in model.pairs}
-    assert kinds <= {("mesh", "sphere"), ("mesh", "capsule")} and len(model.pairs) >= 100
+    assert {b for _, b in kinds} == {"sphere", "capsule", "box", "cylinder", "cone", "mesh"}
+    assert {a for a, _ in kinds} == {"mesh"} and len(model.pairs) >= 200
     data, hdata = model.create_data(), hulled.create_data()
     rng = np.random.default_rng(1)
     req, checked = distance_request(), 0
