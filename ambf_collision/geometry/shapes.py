@@ -257,13 +257,16 @@ class Mesh(_Posed):
     :class:`~ambf_collision.geometry.trimesh.TriangleMesh` in the local frame (m; closed meshes
     have an inside and signed distances, open ones unsigned). ``path`` and ``scale``: the file
     it was read from and the factor applied to its coordinates (for markers; "" and 1 when built
-    from arrays)."""
+    from arrays); ``part``: which solid of the file this is when the file's interpenetrating
+    shells were split (:mod:`~ambf_collision.geometry.mesh_parts`; markers draw the file once,
+    with part 0)."""
 
     mesh: TriangleMesh
     position: np.ndarray = field(default_factory=lambda: np.zeros(3))
     orientation: np.ndarray = field(default_factory=lambda: np.array(_IDENTITY_Q))
     path: str = ""
     scale: float = 1.0
+    part: int = 0
     kind = MESH
 
     def validate(self) -> "Mesh":
@@ -280,7 +283,7 @@ class Mesh(_Posed):
 
     def transformed(self, R, t) -> "Mesh":
         p, q = self._moved_pose(R, t)
-        return Mesh(self.mesh, p, q, self.path, self.scale)
+        return Mesh(self.mesh, p, q, self.path, self.scale, self.part)
 
 
 def _mesh_from_json(body: dict, where: str) -> "Mesh":

@@ -70,7 +70,7 @@ from ambf_collision.model.adf_joints import (
     JointSpec,
     read_joint,
 )
-from ambf_collision.model.adf_shapes import ShapeSpec, as_hull, body_shapes
+from ambf_collision.model.adf_shapes import ShapeSpec, as_hulls, body_shapes
 from ambf_collision.model.adf_yaml import MAX_FILE_BYTES, MAX_YAML_NODES, read_yaml
 from ambf_collision.model.names import NameIndex, normalize_namespace
 
@@ -335,7 +335,7 @@ def _apply_hull_meshes(b: BodySpec, patterns: tuple, hulled: set) -> None:
     if not hits:
         return
     hulled.update(hits)
-    b.shape_specs = [as_hull(s) for s in b.shape_specs]
+    b.shape_specs = as_hulls(b.shape_specs)
     b.shapes = [s.to_shape() for s in b.shape_specs]
 
 

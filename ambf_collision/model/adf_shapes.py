@@ -21,7 +21,7 @@ A mesh is monitored as AMBF collides it (``afShapeUtils``): as its convex hull w
 mesh type`` is ``CONVEX_HULL`` or ``CONVEX_MESH`` (:data:`HULL_MESH_TYPES`, kind ``convex``), and
 otherwise as the concave triangle mesh (kind ``mesh``: no type, AMBF's default ``TRIMESH``,
 ``CONCAVE_MESH``; another value is warned and read as the default). The caller may make a concave
-mesh a hull on purpose (``hull_meshes``, :func:`as_hull`). What preparing a mesh changed or found
+mesh a hull on purpose (``hull_meshes``, :func:`as_hulls`). What preparing a mesh changed or found
 (welded vertices, zero-area triangles dropped, triangles flipped, an open mesh, which has no
 inside and unsigned distances) is one warning naming the file. A mesh file that cannot be used
 (missing, empty name, unreadable, unsupported format, non-finite or huge, no triangle of
@@ -40,12 +40,13 @@ from typing import Optional
 import numpy as np
 
 from ambf_collision.geometry.meshes import MeshError, read_mesh, read_mesh_vertices, unique_vertices
+from ambf_collision.geometry.mesh_parts import solid_parts
 from ambf_collision.geometry.trimesh import TriangleMesh
 from ambf_collision.geometry.tolerances import ADF_CAPSULE_HEIGHT_SLACK
 from ambf_collision.geometry.transforms import rpy_to_matrix
 from ambf_collision.model.adf_fields import MAX_MAGNITUDE, Entry, key_text, short
 
-__all__ = ["ShapeSpec", "body_shapes", "as_hull", "SHAPE_KINDS", "HULL_MESH_TYPES",
+__all__ = ["ShapeSpec", "body_shapes", "as_hulls", "SHAPE_KINDS", "HULL_MESH_TYPES",
            "CONCAVE_MESH_TYPES"]
 
 SHAPE_KINDS = ("box", "sphere", "cylinder", "capsule", "cone", "plane")
@@ -109,7 +110,7 @@ class ShapeSpec:
         if self.kind == "convex":
             return S.ConvexHull(np.asarray(p["vertices"], float), self.t.copy(), q)
         if self.kind == "mesh":
-            return S.Mesh(p["mesh"], self.t.copy(), q, p["path"], p["scale"])
+            return S.Mesh(p["mesh"], self.t.copy(), q, p["path"], p["scale"], p["part"])
         raise ValueError(f"unknown shape kind {self.kind!r}")
 
 
@@ -145,8 +146,7 @@ def body_shapes(entry: Entry, body: dict, mesh_dir: Path, scale: float, shown_di
         entry.warn(["collision shape"], "no 'collision shape', 'compound collision shape' or "
                    "'mesh': the body has no collision geometry")
         return []
-    spec = _mesh(entry, body, key, mesh_dir, scale, mesh_dir if shown_dir is None else shown_dir)
-    return [] if spec is None else [spec]
+    return _mesh(entry, body, key, mesh_dir, scale, mesh_dir if shown_dir is None else shown_dir)
 
 
 def _primitive(entry: Entry, body: dict, shape_path: list, geom_path: list, R_off, t_off) -> ShapeSpec:
@@ -180,30 +180,44 @@ def _primitive(entry: Entry, body: dict, shape_path: list, geom_path: list, R_of
     return ShapeSpec(kind, R_off @ _AXIS_ROT[axis.lower()], t_off, {"radius": radius, "height": height}, key)
 
 
-def as_hull(spec: ShapeSpec) -> ShapeSpec:
-    """The convex hull of a ``mesh`` spec (the same vertices, file and scale); other specs as
-    they are."""
-    if spec.kind != "mesh":
-        return spec
-    params = {k: v for k, v in spec.params.items() if k != "mesh"}
-    return ShapeSpec("convex", spec.R, spec.t, params, spec.key)
+def as_hulls(specs: list) -> list:
+    """The specs with each mesh file's ``mesh`` specs (its solids) replaced by one ``convex``
+    spec, the hull of all their vertices (the same file and scale); other specs as they are."""
+    out, merged = [], {}
+    for spec in specs:
+        if spec.kind != "mesh":
+            out.append(spec)
+            continue
+        hull = merged.get(spec.params["path"])
+        if hull is None:
+            params = {k: v for k, v in spec.params.items() if k not in ("mesh", "part")}
+            hull = merged[spec.params["path"]] = ShapeSpec("convex", spec.R, spec.t, params, spec.key)
+            out.append(hull)
+        else:
+            hull.params["vertices"] = np.concatenate([hull.params["vertices"], spec.params["vertices"]])
+    return out
 
 
 @lru_cache(maxsize=64)
-def _prepared(path: str, stamp: tuple, scale: float) -> TriangleMesh:
-    """The mesh file ``path`` read, scaled and prepared (``stamp``: its size and modification
-    time, so that a changed file is read again); bodies and loads that share a mesh share it."""
+def _prepared(path: str, stamp: tuple, scale: float) -> tuple:
+    """``(parts, notes)``: the mesh file ``path`` read, scaled, prepared and split into solids
+    (:func:`~ambf_collision.geometry.mesh_parts.solid_parts`), and what that did (``stamp``: its
+    size and modification time, so that a changed file is read again); bodies and loads that
+    share a mesh share it."""
     V, F = read_mesh(path)
-    return TriangleMesh.build(V * scale, F)
+    mesh = TriangleMesh.build(V * scale, F)
+    parts, note = solid_parts(mesh)
+    return parts, mesh.warnings + ([note] if note else [])
 
 
-def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float, shown_dir: Path) -> Optional[ShapeSpec]:
-    """The spec of the body's collision mesh (``mesh``, or ``convex`` for AMBF's convex types),
-    or None (with one warning naming the mesh file as ``shown_dir`` leads to it)."""
+def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float, shown_dir: Path) -> list:
+    """The specs of the body's collision mesh (``mesh``: one per solid of the file, usually one;
+    ``convex`` for AMBF's convex types), or none (with one warning naming the mesh file as
+    ``shown_dir`` leads to it)."""
     name = entry.string(body, [key])
     if not name.strip():
         entry.warn([key], "empty mesh name: the body has no collision geometry")
-        return None
+        return []
     folder = body.get("low resolution path")
     folder_key = "low resolution path"
     if folder is None:
@@ -223,27 +237,28 @@ def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float, show
         found, shown = False, f"{shown} ({e.strerror or e})"
     if not found:
         entry.warn([key], "collision mesh not found: {}: the body has no collision geometry", shown)
-        return None
+        return []
     hull = mesh_type in HULL_MESH_TYPES
     try:
         if hull:
             v = unique_vertices(read_mesh_vertices(path)) * scale
         else:
             stat = path.stat()
-            mesh = _prepared(str(path), (stat.st_size, stat.st_mtime_ns), float(scale))
-            v = mesh.vertices
+            parts, notes = _prepared(str(path), (stat.st_size, stat.st_mtime_ns), float(scale))
+            v = np.concatenate([p.vertices for p in parts])
     except (MeshError, ValueError) as e:  # a MeshError's message starts with the path read
         problem = str(e).replace(str(path), shown, 1) if isinstance(e, MeshError) else f"{shown}: {e}"
         entry.warn([key], "{}: the body has no collision geometry", problem)
-        return None
+        return []
     if np.abs(v).max() > MAX_MAGNITUDE:
         entry.warn([key], f"{{}}: coordinates beyond {MAX_MAGNITUDE:g} m after scaling: the "
                    "body has no collision geometry", shown)
-        return None
+        return []
     params = {"vertices": v, "path": str(path), "scale": float(scale), "mesh_type": mesh_type}
     if hull:
-        return ShapeSpec("convex", np.eye(3), np.zeros(3), params, key)
-    if mesh.warnings:
-        entry.warn([key], "{}", f"{shown}: " + "; ".join(mesh.warnings))
-    params["mesh"] = mesh
-    return ShapeSpec("mesh", np.eye(3), np.zeros(3), params, key)
+        return [ShapeSpec("convex", np.eye(3), np.zeros(3), params, key)]
+    if notes:
+        entry.warn([key], "{}", f"{shown}: " + "; ".join(notes))
+    return [ShapeSpec("mesh", np.eye(3), np.zeros(3),
+                      dict(params, vertices=p.vertices, mesh=p, part=i), key)
+            for i, p in enumerate(parts)]
