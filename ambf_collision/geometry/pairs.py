@@ -415,6 +415,10 @@ class PairDistance:
         src = getattr(shapes, "local", shapes)
         self.hulls, self.meshes = src.hulls, src.meshes
         n = len(src.kind)
+        if (np.any(src.kind == MESH) and self.meshes is None) or (
+                np.any((src.kind == MESH) | (src.kind == CONVEX)) and self.hulls is None):
+            raise ShapeError("shapes: MESH and CONVEX shapes need the MeshSet and HullSet they "
+                             "index (WorldShapes.meshes, .hulls)")
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2) if len(pairs) else np.zeros((0, 2), np.int64)
         bad = np.flatnonzero((pairs < 0).any(1) | (pairs >= n).any(1))
         if bad.size:
