@@ -133,7 +133,7 @@ def bench_mesh_mesh(triangles, states):
     req = coal_bridge.distance_request()
     req.enable_signed_distance = False
     rng = np.random.default_rng(5)
-    Rs, ts = bench_mesh.trajectory(states, R0, r0 + 0.012, seed=2)
+    Rs, ts = bench_mesh.trajectory(states, R0, r0 + 0.04, seed=2)
     h1, h2 = np.int64(-1), np.int64(-1)
     oc, ow, tc, tw = [], [], [], []
     worst, compared, negative = 0.0, 0, 0

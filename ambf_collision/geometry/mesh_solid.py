@@ -65,7 +65,7 @@ from ambf_collision.geometry.shapes import CONE, CYLINDER
 from ambf_collision.geometry.support import NONE, core_support, triangle_core
 from ambf_collision.geometry.triangles import feature_normal, point_triangle, segment_triangle
 
-__all__ = ["solid_mesh", "solid_bounds"]
+__all__ = ["solid_mesh", "solid_bounds", "inside_when_apart"]
 
 _SLACK = _tol.MESH_PRUNE_SLACK
 _SIDE = _tol.MESH_SIDE_BY_WITNESS
@@ -234,7 +234,7 @@ def _sample(C, HV, NS, NB, j):
 
 
 @njit(cache=True, error_model="numpy")
-def _inside(V, F, NBr, VN, boxes, nodes, closed, t, d, p, m):
+def inside_when_apart(V, F, NBr, VN, boxes, nodes, closed, t, d, p, m):
     """Whether a shape apart from the closed mesh by ``d`` > 0 (its witness ``p``, closest
     triangle ``t``; a point ``m`` inside it) is wholly inside: the side of ``p`` by the
     pseudo-normal at its closest point on ``t``, or, nearer than ``MESH_SIDE_BY_WITNESS``, the
@@ -298,7 +298,7 @@ def solid_mesh(C, HV, NS, NB, V, F, NBr, VN, boxes, nodes, closed, hint):
                 top += 1
     inside = False
     if not contact and closed:
-        inside = _inside(V, F, NBr, VN, boxes, nodes, closed, bt, best, p1, (C.m0, C.m1, C.m2))
+        inside = inside_when_apart(V, F, NBr, VN, boxes, nodes, closed, bt, best, p1, (C.m0, C.m1, C.m2))
     if not (contact or inside):
         return best, p1, p2, n, bt
     # the depth: the deepest sample point (closed meshes) ...
