@@ -15,10 +15,14 @@ triangles of GJK between the solid and the triangle's core (``support.triangle_c
 ``gjk.core_distance_in``), found by depth-first branch and bound over the hierarchy with an
 explicit stack. A node's lower bound is the larger of the gap between its box and the solid's
 exact box in the mesh frame (supports along the mesh axes) and the gaps along the solid's own
-three axes (the node box projected on them against the solid's extent); a triangle's, the larger
-of its box's gap and the solid's gap to the triangle's plane (supports along its normal). Pruning
-keeps ``MESH_PRUNE_SLACK`` as mesh_distance does; the ``hint`` triangle is measured first as the
-upper bound; ties go to the lowest triangle index, so the result does not depend on the hint.
+three axes (the node box projected on them against the solid's extent), and for a cylinder or
+cone its axis segment's distance to the box minus its radius; a triangle's, the largest of its
+box's gap, the solid's gap to the triangle's plane (supports along its normal) and to the plane
+through the triangle's point nearest the solid's core (:func:`_triangle_gap`). GJK on a triangle
+stops as soon as a separating plane proves it beyond the best (``gjk.core_distance_below``).
+Pruning keeps ``MESH_PRUNE_SLACK`` as mesh_distance does; the ``hint`` triangle is measured first
+as the upper bound; ties go to the lowest triangle index, so the result does not depend on the
+hint.
 
 **Touching or crossing** (some triangle's GJK distance <= 0) and **wholly inside** (a closed
 mesh, no triangle touching, and the solid's witness point behind the pseudo-normal at its
@@ -43,8 +47,9 @@ a sample point and the solid moves along its depth direction (a box sunk flat un
 
 **Open meshes** have no inside: apart, the unsigned distance; touching or crossing, minus the
 largest EPA depth against the triangles it meets (the translation clearing the deepest-crossed
-triangle; 0 when it only touches), the sample points unused. coal's BVHModel has no inside
-either, and its distance for an overlapping pair is not a depth (0 or a collision flag).
+triangle; 0 when it only touches), the sample points unused. This is coal's reading of a
+BVHModel: a surface without volume, whose penetration has a meaning only locally, for the
+triangles in contact (coal-library/coal issues #162 and #357); coal itself reports ~0 there.
 
 Cost: apart, as mesh_distance's capsules plus one GJK per triangle reached (~0.3-1 us); overlapping,
 15 point queries and one EPA per triangle not skipped.
