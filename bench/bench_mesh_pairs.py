@@ -16,6 +16,15 @@ Run: ``python bench/bench_mesh_pairs.py [--triangles N] [--states K] [--mesh-tri
 
 Timed by the thread's CPU time (the machine is shared) and the wall clock: p50 and p99 per pair,
 and the largest difference to coal where both say apart (coal measures surfaces only).
+
+Measured 2026-12-07 (2 cores shared with other jobs, load average ~3.7), thread CPU time per
+pair: solids against 1,000,000 triangles over 2,000 states (781 of 4,000 pairs touching,
+crossing or inside): this project p50 0.34 ms, p99 0.77 ms; coal p50 1.35 ms, p99 3.5 ms (4.0x,
+4.6x); largest difference to coal over 3,219 pairs apart: 9.2e-11 m (the cylinders' GJK
+tolerance). Mesh-mesh, 10,000 against 9,984 triangles, 300 states, all apart: this project p50
+0.54 ms, p99 1.2 ms; coal p50 0.32 ms, p99 0.50 ms (coal 1.7x faster: its oriented boxes and
+swept-sphere volumes fit a slanted tube far better than axis-aligned boxes turned into the other
+frame); largest difference 1.4e-17 m.
 """
 
 from __future__ import annotations
