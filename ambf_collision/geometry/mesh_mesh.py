@@ -18,7 +18,9 @@ the lowest ``(t1, t2)``; pruning keeps ``MESH_PRUNE_SLACK``: the result does not
 hints. ``n`` is ``(p2 - p1) / d``, or triangle ``t1``'s unit normal when ``d < COINCIDENT``.
 
 **Touching, crossing or nested**: touching or crossing when some triangle pair is at distance
-0; nested when none is and a vertex of one closed mesh is inside the other. Then ``d`` is minus a
+0; nested when none is and one mesh is inside the other, closed: its witness point lies behind
+the pseudo-normal at its closest point on the other (within ``MESH_SIDE_BY_WITNESS`` of it, a
+vertex's point query decides). Then ``d`` is minus a
 *lower bound of the penetration depth* (the shortest translation of mesh 2 after which the two
 insides do not overlap; an open mesh's surface stands for its inside), the largest of the depths
 ``-phi_k(y)`` of points ``y`` of one mesh below the surface of the other, closed, mesh ``k``
@@ -52,6 +54,7 @@ from numba import njit
 from ambf_collision.geometry import tolerances as _tol
 from ambf_collision.geometry.bvh import MAX_DEPTH
 from ambf_collision.geometry.mesh_distance import capsule_mesh, point_phi
+from ambf_collision.geometry.mesh_solid import inside_when_apart
 from ambf_collision.geometry.triangles import point_triangle, triangle_triangle, unit_face_normal
 
 __all__ = ["mesh_mesh"]
@@ -354,12 +357,13 @@ def mesh_mesh(V1, F1, NB1, VN1, boxes1, nodes1, closed1, V2, F2, NB2, VN2, boxes
     contact = best == 0.0
     nested = False
     if not contact:
-        if closed1:
+        d = math.sqrt(best)
+        if closed1:   # mesh 2 inside mesh 1: its witness x2 behind mesh 1 (or a vertex of it)
             y = _to1(R, t, V2[F2[0, 0], 0], V2[F2[0, 0], 1], V2[F2[0, 0], 2])
-            nested = point_phi(V1, F1, NB1, VN1, boxes1, nodes1, closed1, y, b1)[0] < 0.0
-        if closed2 and not nested:
-            y = _to2(R, t, _vertex(V1, F1[0, 0]))
-            nested = point_phi(V2, F2, NB2, VN2, boxes2, nodes2, closed2, y, b2)[0] < 0.0
+            nested = inside_when_apart(V1, F1, NB1, VN1, boxes1, nodes1, closed1, b1, d, x2, y)
+        if closed2 and not nested:   # mesh 1 inside mesh 2, in frame 2
+            nested = inside_when_apart(V2, F2, NB2, VN2, boxes2, nodes2, closed2, b2, d, _to2(R, t, x1),
+                             _to2(R, t, _vertex(V1, F1[0, 0])))
     if not (contact or nested):
         d = math.sqrt(best)
         if d < _COINCIDENT:

@@ -15,13 +15,18 @@ triangles of GJK between the solid and the triangle's core (``support.triangle_c
 ``gjk.core_distance_in``), found by depth-first branch and bound over the hierarchy with an
 explicit stack. A node's lower bound is the larger of the gap between its box and the solid's
 exact box in the mesh frame (supports along the mesh axes) and the gaps along the solid's own
-three axes (the node box projected on them against the solid's extent); a triangle's, the larger
-of its box's gap and the solid's gap to the triangle's plane (supports along its normal). Pruning
-keeps ``MESH_PRUNE_SLACK`` as mesh_distance does; the ``hint`` triangle is measured first as the
-upper bound; ties go to the lowest triangle index, so the result does not depend on the hint.
+three axes (the node box projected on them against the solid's extent), and for a cylinder or
+cone its axis segment's distance to the box minus its radius; a triangle's, the largest of its
+box's gap, the solid's gap to the triangle's plane (supports along its normal) and to the plane
+through the triangle's point nearest the solid's core (:func:`_triangle_gap`). GJK on a triangle
+stops as soon as a separating plane proves it beyond the best (``gjk.core_distance_below``).
+Pruning keeps ``MESH_PRUNE_SLACK`` as mesh_distance does; the ``hint`` triangle is measured first
+as the upper bound; ties go to the lowest triangle index, so the result does not depend on the
+hint.
 
 **Touching or crossing** (some triangle's GJK distance <= 0) and **wholly inside** (a closed
-mesh, no triangle touching, the solid's centre ``phi < 0``): ``d`` is minus a *lower bound of the
+mesh, no triangle touching, and the solid's witness point behind the pseudo-normal at its
+closest mesh point, or within ``MESH_SIDE_BY_WITNESS`` of the surface its centre's ``phi < 0``): ``d`` is minus a *lower bound of the
 penetration depth* (the shortest translation of the mesh that leaves the solid's interior and
 the mesh's inside disjoint), the largest of:
 
@@ -42,8 +47,9 @@ a sample point and the solid moves along its depth direction (a box sunk flat un
 
 **Open meshes** have no inside: apart, the unsigned distance; touching or crossing, minus the
 largest EPA depth against the triangles it meets (the translation clearing the deepest-crossed
-triangle; 0 when it only touches), the sample points unused. coal's BVHModel has no inside
-either, and its distance for an overlapping pair is not a depth (0 or a collision flag).
+triangle; 0 when it only touches), the sample points unused. This is coal's reading of a
+BVHModel: a surface without volume, whose penetration has a meaning only locally, for the
+triangles in contact (coal-library/coal issues #162 and #357); coal itself reports ~0 there.
 
 Cost: apart, as mesh_distance's capsules plus one GJK per triangle reached (~0.3-1 us); overlapping,
 15 point queries and one EPA per triangle not skipped.
@@ -58,13 +64,16 @@ from numba import njit
 
 from ambf_collision.geometry import tolerances as _tol
 from ambf_collision.geometry.bvh import MAX_DEPTH
-from ambf_collision.geometry.gjk import SCRATCH_ROWS, core_distance_in
-from ambf_collision.geometry.mesh_distance import point_phi
+from ambf_collision.geometry.gjk import ABOVE_CUTOFF, SCRATCH_ROWS, core_distance_below
+from ambf_collision.geometry.mesh_distance import _node_bound, point_phi
+from ambf_collision.geometry.shapes import CONE, CYLINDER
 from ambf_collision.geometry.support import NONE, core_support, triangle_core
+from ambf_collision.geometry.triangles import feature_normal, point_triangle, segment_triangle
 
-__all__ = ["solid_mesh", "solid_bounds"]
+__all__ = ["solid_mesh", "solid_bounds", "inside_when_apart"]
 
 _SLACK = _tol.MESH_PRUNE_SLACK
+_SIDE = _tol.MESH_SIDE_BY_WITNESS
 _CAP = 2 * MAX_DEPTH + 2
 
 
@@ -129,8 +138,21 @@ def _box_gap(C, lo, hi, E, b0, b1, b2, b3, b4, b5):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _axis(C):
+    """A cylinder's or cone's axis segment ``(p, q - p)`` (its core's frame)."""
+    p = (C.c0 - C.h2 * C.r02, C.c1 - C.h2 * C.r12, C.c2 - C.h2 * C.r22)
+    return p, (2.0 * C.h2 * C.r02, 2.0 * C.h2 * C.r12, 2.0 * C.h2 * C.r22)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _node_gap(C, lo, hi, E, boxes, i):
-    return _box_gap(C, lo, hi, E, boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3], boxes[i, 4], boxes[i, 5])
+    """Lower bound (m) of the distance from the solid to node ``i``'s box: :func:`_box_gap`,
+    and for a cylinder or cone its axis segment's distance to the box minus its radius."""
+    g = _box_gap(C, lo, hi, E, boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3], boxes[i, 4], boxes[i, 5])
+    if C.kind == CYLINDER or C.kind == CONE:
+        p, d = _axis(C)
+        g = max(g, math.sqrt(_node_bound(boxes, i, p, d)) - C.h0 - C.radius)
+    return g
 
 
 @njit(cache=True, error_model="numpy")
@@ -150,19 +172,43 @@ def _plane_reach(C, HV, NS, NB, a, b, c):
 
 
 @njit(cache=True, error_model="numpy")
-def _triangle_gap(C, HV, NS, NB, lo, hi, E, a, b, c):
-    """Lower bound (m) of the distance from the solid to triangle ``abc``."""
+def _triangle_gap(C, HV, NS, NB, lo, hi, E, a, b, c, limit):
+    """Lower bound (m) of the distance from the solid to triangle ``abc``, the cheaper bounds
+    first, returned as soon as one exceeds ``limit``: the box gap; the gap to its plane; the gap
+    to the plane through the triangle's point ``x`` closest to the solid's core (a cylinder's or
+    cone's axis segment, another solid's centre ``y``) normal to ``u = y - x``, which holds the
+    triangle on its far side (one support of the solid along ``-u``: the distance itself when
+    the solid's nearest feature faces the triangle)."""
     g = _box_gap(C, lo, hi, E, min(a[0], b[0], c[0]), min(a[1], b[1], c[1]), min(a[2], b[2], c[2]),
                  max(a[0], b[0], c[0]), max(a[1], b[1], c[1]), max(a[2], b[2], c[2]))
-    return max(g, _plane_reach(C, HV, NS, NB, a, b, c)[0])
+    if g > limit:
+        return g
+    g = max(g, _plane_reach(C, HV, NS, NB, a, b, c)[0])
+    if g > limit:
+        return g
+    if C.kind == CYLINDER or C.kind == CONE:
+        p, e = _axis(C)
+        q = (p[0] + e[0], p[1] + e[1], p[2] + e[2])
+        d2, s, x, _ = segment_triangle(p, q, a, b, c)
+        y = (p[0] + s * (q[0] - p[0]), p[1] + s * (q[1] - p[1]), p[2] + s * (q[2] - p[2]))
+    else:
+        y = (C.m0, C.m1, C.m2)
+        d2, x, _ = point_triangle(y, a, b, c)
+    if d2 > 0.0:
+        k = 1.0 / math.sqrt(d2)
+        u0, u1, u2 = k * (y[0] - x[0]), k * (y[1] - x[1]), k * (y[2] - x[2])
+        z0, z1, z2, _ = core_support(C, HV, NS, NB, -u0, -u1, -u2, NONE)
+        g = max(g, u0 * (z0 - x[0]) + u1 * (z1 - x[1]) + u2 * (z2 - x[2]) - C.radius)
+    return g
 
 
 @njit(cache=True, error_model="numpy")
-def _solid_triangle(C, HV, NS, NB, V, F, t, scratch):
+def _solid_triangle(C, HV, NS, NB, V, F, t, scratch, cutoff):
     """GJK/EPA signed distance (m) of the solid and triangle ``t``; witnesses and normal in
-    ``scratch`` rows 5, 6, 7 (gjk.core_distance_in)."""
+    ``scratch`` rows 5, 6, 7 (gjk.core_distance_below); inf when proven above ``cutoff``."""
     a, b, c = _tri(V, F, t)
-    return core_distance_in(C, triangle_core(a, b, c), HV, NS, NB, scratch)[0]
+    d, status = core_distance_below(C, triangle_core(a, b, c), HV, NS, NB, scratch, cutoff)
+    return np.inf if status == ABOVE_CUTOFF else d
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -193,6 +239,20 @@ def _sample(C, HV, NS, NB, j):
 
 
 @njit(cache=True, error_model="numpy")
+def inside_when_apart(V, F, NBr, VN, boxes, nodes, closed, t, d, p, m):
+    """Whether a shape apart from the closed mesh by ``d`` > 0 (its witness ``p``, closest
+    triangle ``t``; a point ``m`` inside it) is wholly inside: the side of ``p`` by the
+    pseudo-normal at its closest point on ``t``, or, nearer than ``MESH_SIDE_BY_WITNESS``, the
+    sign of ``phi(m)``."""
+    if d > _SIDE:
+        a, b, c = _tri(V, F, t)
+        _, x, f = point_triangle(p, a, b, c)
+        g = feature_normal(V, F, NBr, VN, t, f)
+        return (x[0] - p[0]) * g[0] + (x[1] - p[1]) * g[1] + (x[2] - p[2]) * g[2] > 0.0
+    return point_phi(V, F, NBr, VN, boxes, nodes, closed, m, t)[0] < 0.0
+
+
+@njit(cache=True, error_model="numpy")
 def solid_mesh(C, HV, NS, NB, V, F, NBr, VN, boxes, nodes, closed, hint):
     """Signed distance (m) from the solid core ``C`` (mesh frame) to the mesh (module
     docstring): ``(d, p1, p2, n, t)``."""
@@ -208,7 +268,7 @@ def solid_mesh(C, HV, NS, NB, V, F, NBr, VN, boxes, nodes, closed, hint):
     best, bt = np.inf, -1
     p1, p2, n = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (0.0, 0.0, 1.0)
     if 0 <= hint < M:
-        best, bt = _solid_triangle(C, HV, NS, NB, V, F, hint, scratch), hint
+        best, bt = _solid_triangle(C, HV, NS, NB, V, F, hint, scratch, np.inf), hint
         p1, p2, n = _row(scratch, 5), _row(scratch, 6), _row(scratch, 7)
     contact = best <= 0.0
     stack[0, 0], stack[0, 1] = 0.0, 0.0
@@ -222,9 +282,9 @@ def solid_mesh(C, HV, NS, NB, V, F, NBr, VN, boxes, nodes, closed, hint):
         if count > 0:
             for t in range(first, first + count):
                 a, b, c = _tri(V, F, t)
-                if t == bt or _triangle_gap(C, HV, NS, NB, lo, hi, E, a, b, c) > best + slack:
+                if t == bt or _triangle_gap(C, HV, NS, NB, lo, hi, E, a, b, c, best + slack) > best + slack:
                     continue
-                d = _solid_triangle(C, HV, NS, NB, V, F, t, scratch)
+                d = _solid_triangle(C, HV, NS, NB, V, F, t, scratch, best + slack)
                 if d < best or (d == best and t < bt):
                     best, bt = d, t
                     p1, p2, n = _row(scratch, 5), _row(scratch, 6), _row(scratch, 7)
@@ -243,7 +303,7 @@ def solid_mesh(C, HV, NS, NB, V, F, NBr, VN, boxes, nodes, closed, hint):
                 top += 1
     inside = False
     if not contact and closed:
-        inside = point_phi(V, F, NBr, VN, boxes, nodes, closed, (C.m0, C.m1, C.m2), bt)[0] < 0.0
+        inside = inside_when_apart(V, F, NBr, VN, boxes, nodes, closed, bt, best, p1, (C.m0, C.m1, C.m2))
     if not (contact or inside):
         return best, p1, p2, n, bt
     # the depth: the deepest sample point (closed meshes) ...
@@ -265,9 +325,9 @@ def solid_mesh(C, HV, NS, NB, V, F, NBr, VN, boxes, nodes, closed, hint):
                 for t in range(first, first + count):
                     a, b, c = _tri(V, F, t)
                     gap, depth = _plane_reach(C, HV, NS, NB, a, b, c)
-                    if gap > slack or -depth > value or _triangle_gap(C, HV, NS, NB, lo, hi, E, a, b, c) > slack:
+                    if gap > slack or -depth > value or _triangle_gap(C, HV, NS, NB, lo, hi, E, a, b, c, slack) > slack:
                         continue
-                    d = _solid_triangle(C, HV, NS, NB, V, F, t, scratch)
+                    d = _solid_triangle(C, HV, NS, NB, V, F, t, scratch, np.inf)
                     if d < value or (d == value and t < bt):
                         value, bt = d, t
                         p1, p2, n = _row(scratch, 5), _row(scratch, 6), _row(scratch, 7)

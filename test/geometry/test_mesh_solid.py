@@ -293,3 +293,35 @@ def test_open_mesh_crossing_is_negative_apart_is_unsigned():
     d, p1, p2, n, t = run(C, H, m)
     assert -0.2 <= d < 0
     np.testing.assert_allclose(np.subtract(p2, p1), d * np.array(n), atol=1e-12)
+
+
+def test_triangle_core_support_and_core_in_frame():
+    """A triangle core's support is its best corner (the first on ties, exact ties on purpose);
+    a core moved into a frame (R, t) has the support R^T (s(R d') - t) along d', every kind."""
+    from ambf_collision.geometry.support import NONE, core_support
+    rng = np.random.default_rng(6)
+    a, b, c = (tuple(map(float, x)) for x in rng.normal(size=(3, 3)))
+    T = triangle_core(a, b, c)
+    empty = np.zeros((0, 3)), np.zeros(1, np.int64), np.zeros(0, np.int64)
+    for d in rng.normal(size=(20, 3)):
+        got = core_support(T, *empty, *map(float, d), NONE)[:3]
+        expected = (a, b, c)[int(np.argmax([np.dot(d, x) for x in (a, b, c)]))]
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-15)     # a + (b - a) rounds
+    flat = triangle_core((1.0, 0.0, 0.0), (1.0, 1.0, 0.0), (0.0, 0.0, 0.0))
+    for d, expected in (((0.0, 0.0, 1.0), (1.0, 0.0, 0.0)), ((1.0, 0.0, 0.0), (1.0, 0.0, 0.0)),
+                        ((0.0, -1.0, 0.0), (1.0, 0.0, 0.0)), ((-1.0, 0.0, 0.0), (0.0, 0.0, 0.0)),
+                        ((1.0, 1.0, 0.0), (1.0, 1.0, 0.0))):
+        assert core_support(flat, *empty, *d, NONE)[:3] == expected        # ties: a, then b
+    R = axis_angle_to_matrix(rng.normal(size=3), 0.8)
+    t = rng.normal(size=3)
+    Rt, tt = tuple(tuple(map(float, r)) for r in R), tuple(map(float, t))
+    shapes = random_solids(built("torus"), 8, seed=9)
+    Cs, H = cores(shapes)
+    arrays = (H.vertices, H.neighbor_start, H.neighbors)
+    for C in Cs + [T]:
+        M = core_in_frame(C, Rt, tt)
+        for d in rng.normal(size=(10, 3)):
+            world = np.array(core_support(C, *arrays, *map(float, R @ d), NONE)[:3])
+            local = np.array(core_support(M, *arrays, *map(float, d), NONE)[:3])
+            np.testing.assert_allclose(local, R.T @ (world - t), atol=1e-14)
+        np.testing.assert_allclose((M.m0, M.m1, M.m2), R.T @ (np.array((C.m0, C.m1, C.m2)) - t), atol=1e-14)
