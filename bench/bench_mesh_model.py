@@ -2,7 +2,8 @@
 coal's BVHModel distance per pair from Python on the same pairs and states, and against the hulls
 the same files gave before (``hull_meshes``).
 
-Run: ``python bench/bench_mesh_model.py [--triangles N] [--states K] [--coal-states C]``.
+Run: ``python bench/bench_mesh_model.py [--triangles N] [--states K] [--coal-states C]
+[--robot-states R]``.
 
 1. **Instrument against a 1,000,000-triangle phantom**: ``bench_mesh.py``'s instrument (4 capsules,
    6 spheres) as one ADF body of a ``compound collision shape``, and its bumpy torus (``N``
@@ -14,9 +15,11 @@ Run: ``python bench/bench_mesh_model.py [--triangles N] [--states K] [--coal-sta
    ``Model.evaluate`` with every pair exact, and coal's loop (``coal_peer.CoalPeer``: geometries
    built once, posed from this project's forward kinematics), the largest difference to coal
    where apart, bytes per triangle.
-2. **AMBF's dVRK PSM against a ground plane and a phantom**: ``blender-psm.yaml`` (every link its
-   concave mesh), a ground plane under it and a closed bumpy torus of 20,000 triangles about its
-   tool, which its links pass through and by. Every joint moves at every evaluation (a smooth
+2. **AMBF's dVRK PSM and PR2 against a ground plane and a phantom**: ``blender-psm.yaml`` (every
+   link its concave mesh; bundled with the tests) and, when ``AMBF_MODELS`` names AMBF's
+   ``multi-bodies`` folder (with AMBF's ``meshes`` folder beside it, as in AMBF's repository),
+   ``robots/blender-pr2.yaml``; a ground plane under each and a closed bumpy torus of 20,000
+   triangles about its last body, which its links pass through and by. Every joint moves at every evaluation (a smooth
    1 kHz trajectory within the joint limits with a random jump every 200 states). Reported: the
    PSM's mesh evaluation p50/p99 against coal's loop on the same mesh pairs (planes left out:
    coal's Halfspace has no distance to a BVHModel), and against the same files with every mesh a
@@ -161,11 +164,11 @@ def joint_trajectory(model, K: int, rng) -> np.ndarray:
     return Q
 
 
-def psm_part(folder: Path, states: int, coal_states: int) -> None:
-    probe = load([str(PSM)])
+def robot_part(folder: Path, robot: Path, states: int, coal_states: int) -> None:
+    probe = load([str(robot)])
     data = probe.create_data()
     probe.evaluate(data)
-    tool = data.body_t[[i for i, n in enumerate(probe.body_names) if "toolpitch" in n][0]]
+    tool = data.body_t[-1]   # the phantom about the last body (the PSM's tool, the PR2's last link)
     ground = folder / "ground.yaml"
     ground.write_text(yaml.safe_dump({
         "bodies": ["BODY ground"],
@@ -173,13 +176,13 @@ def psm_part(folder: Path, states: int, coal_states: int) -> None:
                         "collision geometry": {"normal": {"x": 0, "y": 0, "z": 1},
                                                "offset": float(data.body_t[:, 2].min() - 0.05)}}}))
     V, F = mesh_examples.torus(0.04, 0.012, n=200, m=50, bump=0.08)
-    phantom = mesh_file(folder, "psm_phantom", V, F, position=tool)
-    files = [str(PSM), str(ground), phantom]
+    phantom = mesh_file(folder, "phantom_" + robot.stem, V, F, position=tool)
+    files = [str(robot), str(ground), phantom]
     model, hulled = load(files), load(files, hull_meshes=["*"])
     kinds = [model.shapes[s].kind for s in np.unique(model.pairs)]
-    print(f"2. AMBF's dVRK PSM (every link its concave mesh: {sum(k == MESH for k in kinds)} mesh "
-          f"shapes in pairs) against a ground plane and a {len(F):,}-triangle phantom: "
-          f"{len(model.pairs)} pairs ({len(hulled.pairs)} with hulls)")
+    print(f"2. AMBF's {robot.name} ({sum(k == MESH for k in kinds)} concave mesh shapes in pairs) "
+          f"against a ground plane and a {len(F):,}-triangle phantom: {len(model.pairs)} pairs "
+          f"({len(hulled.pairs)} with hulls)")
     Q = joint_trajectory(model, states, np.random.default_rng(0))
     md, hd = model.create_data(), hulled.create_data()
     peer = CoalPeer(model)
@@ -224,11 +227,16 @@ def main(argv=None) -> int:
     ap.add_argument("--triangles", type=int, default=1_000_000)
     ap.add_argument("--states", type=int, default=5_000)
     ap.add_argument("--coal-states", type=int, default=500)
+    ap.add_argument("--robot-states", type=int, default=1_000)
     args = ap.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; times per evaluation")
     with tempfile.TemporaryDirectory() as tmp:
         instrument_part(Path(tmp), args.triangles, args.states, args.coal_states)
-        psm_part(Path(tmp), args.states, args.coal_states)
+        robots = [PSM]
+        if os.environ.get("AMBF_MODELS"):
+            robots.append(Path(os.environ["AMBF_MODELS"]) / "robots" / "blender-pr2.yaml")
+        for robot in robots:
+            robot_part(Path(tmp), robot, args.robot_states, args.coal_states)
     return 0
 
 
