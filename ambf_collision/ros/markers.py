@@ -8,7 +8,10 @@
   triangle mesh -> MESH_RESOURCE of its file (``file://`` URI of the absolute path, spaces and
   other reserved characters percent-encoded as RViz's resource retriever, libcurl, needs them;
   scale the body scale on all three axes; RViz reads the file itself), or for a mesh built from
-  arrays (no file) TRIANGLE_LIST of its triangles; namespace ``shapes/<body>``, fixed ids;
+  arrays (no file) TRIANGLE_LIST of its triangles. A file split into several solids (the parts of
+  one body's file: ``Mesh.part``) is drawn once, by its first part's marker, coloured by the
+  smallest distance of all its parts; the other parts' markers are DELETE actions (drawn by
+  the first); namespace ``shapes/<body>``, fixed ids;
 * every reported contact, namespace ``<body_1>=<body_2>``: an ARROW from witness point 1 along the
   normal (body 1 -> body 2) and a SPHERE_LIST of both witness points;
 * the probes: one SPHERE_LIST (namespace ``probes``), blue when free, yellow to red by force
@@ -90,6 +93,17 @@ def _mesh_markers(world, shapes) -> list:
     return out
 
 
+def _mesh_groups(meshes, labels) -> np.ndarray:
+    """Per shape the first shape with the same label (body) drawing the same mesh file
+    (``(uri, scale)`` entries of :func:`_mesh_markers`), else itself."""
+    first: dict = {}
+    group = np.arange(len(meshes), dtype=np.int64)
+    for k, m in enumerate(meshes):
+        if isinstance(m, tuple):
+            group[k] = first.setdefault((str(labels[k]), m), k)
+    return group
+
+
 def _expect_rows(what: str, a, rows: int) -> None:
     """ValueError unless ``a`` has ``rows`` rows."""
     if len(a) != rows:
@@ -138,7 +152,9 @@ class MarkerBuilder:
     ``cone_half``: the world shapes' ``half`` (N,3), for the cones' radius and height;
     ``meshes``: per shape, for MESH shapes, ``(uri, scale)`` (a MESH_RESOURCE of that file at
     that scale) or triangle points ``(3T,3)`` in the shape's frame (a TRIANGLE_LIST), None
-    elsewhere (list of N). Sizes in metres; colours RGBA in [0, 1].
+    elsewhere (list of N); ``mesh_group (N,)``: per shape the shape whose marker draws it (itself,
+    or the first part of its body's mesh file: its marker is then a DELETE and its distances
+    colour that part's marker). Sizes in metres; colours RGBA in [0, 1].
 
     :meth:`build` serializes a :class:`~ambf_collision.ros.message_template.MessageTemplate` once
     per layout (the world frame, the contacts' namespaces sorted, the probe count) and then only
@@ -148,14 +164,17 @@ class MarkerBuilder:
     def __init__(self, kinds, shape_labels, pairs=None, hulls=None, world_frame="world",
                  near=0.05, lifetime=0.25, plane_size=4.0, plane_thickness=0.01,
                  shape_alpha=0.6, plane_alpha=0.3, probe_diameter=0.005, force_full_scale=2.0,
-                 arrow_length=0.05, cone_half=None, meshes=None):
+                 arrow_length=0.05, cone_half=None, meshes=None, mesh_group=None):
         self.kinds = np.asarray(kinds, dtype=np.int64).reshape(-1)
         n = len(self.kinds)
         self.labels = [str(s) for s in shape_labels]
         if len(self.labels) != n:
             raise ValueError(f"shape_labels: need one per shape ({n}), got {len(self.labels)}")
+        self.group = np.arange(n, dtype=np.int64) if mesh_group is None else \
+            np.asarray(mesh_group, dtype=np.int64).reshape(-1)
+        # the pairs as they colour the markers: a part's pairs colour its group's marker
         self.pairs = np.zeros((0, 2), dtype=np.int64) if pairs is None else \
-            np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
+            np.ascontiguousarray(self.group[np.asarray(pairs, dtype=np.int64).reshape(-1, 2)])
         self.checked = np.zeros(n, dtype=bool)
         self.checked[self.pairs.ravel()] = True
         self.world_frame = world_frame
@@ -174,7 +193,7 @@ class MarkerBuilder:
         hulls = hulls if hulls is not None else [None] * n
         meshes = meshes if meshes is not None else [None] * n
         per_label: dict[str, int] = {}
-        # (ns, id, type, alpha, mesh points or None, (uri, scale) or None) per shape marker
+        # (ns, id, type, alpha, mesh points or None, (uri, scale) or None, action) per marker
         self._shape_static = []
         for i, k in enumerate(self.owner.tolist()):
             ns = f"shapes/{self.labels[k]}"
@@ -193,11 +212,12 @@ class MarkerBuilder:
                 mesh = [_pt(p) for p in cone_triangles(r, h)]
             elif i < n and kind == CONVEX:
                 mesh = [_pt(p) for p in (hulls[k] if hulls[k] is not None else ())]
+            drawn = i >= n or self.group[k] == k
             self._shape_static.append((ns, marker_id, marker_type,
                                        float(plane_alpha if kind == PLANE else shape_alpha), mesh,
-                                       resource))
+                                       resource, Marker.ADD if drawn else Marker.DELETE))
         self.scaled = np.array([mesh is None and resource is None
-                                for *_, mesh, resource in self._shape_static], dtype=bool)
+                                for *_, mesh, resource, _ in self._shape_static], dtype=bool)
         # the row of each marker's scale in the cycle's numbers (-1: a mesh, drawn at scale 1,
         # or a mesh resource, at its file's scale)
         self.scale_row = np.where(self.scaled, np.cumsum(self.scaled) - 1, -1).astype(np.int64)
@@ -212,8 +232,9 @@ class MarkerBuilder:
         hulls = [None if h < 0 or world.kind[k] != CONVEX
                  else hs.hull_vertices(h)[hs.hull_triangles(h)].reshape(-1, 3)
                  for k, h in enumerate(np.asarray(world.hull_id).tolist())]
-        return cls(world.kind, shape_labels, pairs, hulls=hulls,
-                   cone_half=np.asarray(world.half), meshes=_mesh_markers(world, shapes), **kw)
+        meshes = _mesh_markers(world, shapes)
+        return cls(world.kind, shape_labels, pairs, hulls=hulls, cone_half=np.asarray(world.half),
+                   meshes=meshes, mesh_group=_mesh_groups(meshes, shape_labels), **kw)
 
     def build(self, world, pair_distances=None, contact_info=(), contact_rows=None,
               probe_result=None, stamp=None, world_frame=None) -> bytes:
@@ -295,8 +316,8 @@ class MarkerBuilder:
 
     def _marker_array(self, frame: str, contact_namespaces, nums: _Numbers, stamp: Time):
         """The MarkerArray of one layout with the numbers ``nums`` (for :class:`MessageTemplate`)."""
-        def marker(**kw) -> Marker:
-            mk = Marker(action=Marker.ADD, lifetime=self.lifetime, **kw)
+        def marker(action=Marker.ADD, **kw) -> Marker:
+            mk = Marker(action=action, lifetime=self.lifetime, **kw)
             mk.header.stamp, mk.header.frame_id = stamp, frame
             return mk
 
@@ -304,9 +325,9 @@ class MarkerBuilder:
         deleteall.header.stamp, deleteall.header.frame_id = stamp, frame
         out = [deleteall]
         scales = iter(nums.scale.tolist())
-        for (ns, marker_id, kind, alpha, mesh, resource), p, q, rgb in zip(
+        for (ns, marker_id, kind, alpha, mesh, resource, action), p, q, rgb in zip(
                 self._shape_static, nums.pos.tolist(), nums.quat.tolist(), nums.shape_rgb.tolist()):
-            mk = marker(ns=ns, id=marker_id, type=kind)
+            mk = marker(action=action, ns=ns, id=marker_id, type=kind)
             mk.pose.position = Point(x=p[0], y=p[1], z=p[2])
             mk.pose.orientation.x, mk.pose.orientation.y, mk.pose.orientation.z, \
                 mk.pose.orientation.w = q

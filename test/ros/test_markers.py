@@ -474,3 +474,25 @@ def test_psm_links_are_mesh_resources_of_their_adf_files():
         assert Path(unquote(uri.path)).is_file()
         np.testing.assert_allclose(_scale(m), [body.get("scale", 1.0)] * 3)
     _assert_no_nan(arr)
+
+
+def test_parts_of_one_file_are_drawn_once_coloured_by_their_closest_part(tmp_path):
+    """Two MESH shapes of one body from one file (the solids of a file split in parts): the
+    first part's marker draws the file, red by the second part's contact; the second's marker is
+    a DELETE. The same file on another body is drawn by that body's own marker (grey: no
+    pair)."""
+    from ambf_collision.geometry.shapes import shape_from_json
+    shapes, _, path = _mesh_scene(tmp_path)
+    shapes = [shape_from_json({"mesh": {"file": str(path), "scale": 0.5}}) for _ in range(3)]
+    shapes.append(Sphere([0, 0, 5], 0.1))
+    world = WorldShapes.from_shapes(shapes)
+    b = MarkerBuilder.from_world_shapes(world, ["organ", "organ", "other", "ball"],
+                                        pairs=[[1, 3]], shapes=shapes)
+    ns = _by_ns(_decode(b.build(world, [-0.01])))
+    first, second = ns["shapes/organ"]
+    assert first.type == Marker.MESH_RESOURCE and first.action == Marker.ADD
+    assert (first.color.r, first.color.g, first.color.b) == pytest.approx(RED)
+    assert second.action == Marker.DELETE and (first.id, second.id) == (0, 1)
+    other = ns["shapes/other"][0]
+    assert other.type == Marker.MESH_RESOURCE and other.action == Marker.ADD
+    assert (other.color.r, other.color.g, other.color.b) == pytest.approx(GREY)
