@@ -185,49 +185,74 @@ def psm():
         return Model.from_files([PSM])
 
 
-@pytest.mark.parametrize("link", [
-    "toolgripper2link", "pitchbottomlink",
-    pytest.param("toolpitchlink", marks=pytest.mark.xfail(strict=True, reason=(
-        "interpenetrating shells: this mesh is two closed shells, an 80-triangle pin through the "
-        "link; a point inside the pin whose closest face is one of the link's shell running "
-        "inside the pin gets that face's side (outside) where the winding number (1) says "
-        "inside: geometry/mesh_distance decides the sign at the closest feature alone")))])
+UNSPLIT_SHELLS = ("interpenetrating shells: this file is two closed shells, an 80-triangle pin "
+                  "through the link, monitored as one mesh; a point inside the pin whose closest "
+                  "face is one of the link's shell running inside the pin gets that face's side "
+                  "(outside) where the winding number (1) says inside: geometry/mesh_distance "
+                  "decides the sign at the closest feature alone")
+
+
+def _rules(d, n, normals, r, reach):
+    """The probe rules over several shapes: ``d (K, S)``, ``n (K, S, 3)`` -> the expected
+    ``(distance, depth, contact normal, touching shape column or -1)`` per probe."""
+    facing = np.einsum("ksj,kj->ks", n, normals) < 0
+    gap = np.where(facing & (d - r <= reach), d - r, np.inf)
+    touch = facing & (d < r)
+    deepest = np.where(touch.any(1), np.argmin(np.where(touch, d, np.inf), axis=1), -1)
+    depth = np.where(touch, np.clip(r - d, 0, 2 * r), 0.0).max(1)
+    normal = np.where((deepest >= 0)[:, None], n[np.arange(len(d)), np.maximum(deepest, 0)], 0.0)
+    return gap.min(1), depth, normal, deepest
+
+
+@pytest.mark.parametrize("link", ["toolgripper2link", "pitchbottomlink", "toolpitchlink"])
 def test_psm_probe_on_one_link_senses_another_links_concave_mesh(psm, link):
-    """The dVRK PSM of AMBF: its links are concave meshes (kind ``mesh``). Probes on the tool
-    gripper 1 link, placed 0.5 mm inside and 3 mm outside another link's mesh at 12 triangles,
-    read the gap, depth and normal of the brute force over that link's triangles in the link's
-    frame (the winding number's sign)."""
+    """The dVRK PSM of AMBF: its links are concave meshes (kind ``mesh``; a file whose closed
+    shells interpenetrate may be split into one solid per shell). Probes on the tool gripper 1
+    link, placed 0.5 mm inside and 3 mm outside another link's mesh at 12 triangles, read the
+    gap, depth and normal of the brute force over each of that link's solids in its frame (the
+    winding number's sign), with the probe rules over the solids. The tool pitch link (a pin
+    through the link) is the known failure of one mesh of interpenetrating shells."""
     model = psm
-    names = [i.body.rsplit("/", 1)[-1] for i in model.shape_info]
-    target = names.index(link)
-    info = model.shape_info[target]
-    assert info.kind == "mesh"
-    k = target
-    mesh = model.link_shapes.meshes.meshes[int(model.link_shapes.local.mesh_id[k])]
+    ks = [k for k, i in enumerate(model.shape_info) if i.body.rsplit("/", 1)[-1] == link]
+    assert ks and all(model.shape_info[k].kind == "mesh" for k in ks)
+    parts = [model.link_shapes.meshes.meshes[int(model.link_shapes.local.mesh_id[k])] for k in ks]
+    assert all(p.closed for p in parts)
     data = model.create_data()
     ev = model.evaluate(data)
-    s_R, s_a = ev.world.rot[k].copy(), ev.world.a[k].copy()      # the mesh frame in world
+    s_R, s_a = ev.world.rot[ks[0]].copy(), ev.world.a[ks[0]].copy()   # the file's frame in world
+    for k in ks:
+        np.testing.assert_allclose(ev.world.a[k], s_a)      # the solids of one file, one frame
     rng = np.random.default_rng(3)
-    tri = rng.choice(len(mesh.faces), 12, replace=False)
-    V, F = mesh.vertices, mesh.faces.astype(np.int64)
+    V = np.concatenate([p.vertices for p in parts])
+    F = np.concatenate([p.faces.astype(np.int64) + sum(len(q.vertices) for q in parts[:j])
+                        for j, p in enumerate(parts)])
+    tri = rng.choice(len(F), 12, replace=False)
     cen = V[F[tri]].mean(1)
     fn = np.cross(V[F[tri, 1]] - V[F[tri, 0]], V[F[tri, 2]] - V[F[tri, 0]])
     fn /= np.linalg.norm(fn, axis=1)[:, None]
     local = np.concatenate([cen - 0.0005 * fn, cen + 0.003 * fn])    # inside and outside
-    d_surf, n_local = oracle(V, F, local, closed=mesh.closed)
+    per = [oracle(p.vertices, p.faces.astype(np.int64), local) for p in parts]
+    d = np.stack([x[0] for x in per], 1)
+    n_c = np.stack([x[1] @ s_R.T for x in per], 1)
+    primary = np.argmin(d, axis=1)
+    sensor = -n_c[np.arange(len(local)), primary]       # facing the closest solid
     world = local @ s_R.T + s_a
-    n_c = n_local @ s_R.T
     b = model.body_index(next(n for n in model.body_names if n.endswith("toolgripper1link")))
     Rb, tb = ev.body_R[b], ev.body_t[b]
     r = 0.0025
-    specs = [ProbeSpec(f"p{i}", model.body_names[b], Rb.T @ (w - tb), Rb.T @ -n, r, 100.0,
+    specs = [ProbeSpec(f"p{i}", model.body_names[b], Rb.T @ (w - tb), Rb.T @ n, r, 100.0,
                        range=0.01, sense_bodies=(link,))
-             for i, (w, n) in enumerate(zip(world, n_c))]
+             for i, (w, n) in enumerate(zip(world, sensor))]
     pm = ProbeModel.from_model(specs, model)
     res = pm.evaluate_model(pm.create_data(), ev)
-    gap, depth, normal, touch = _expected(d_surf, n_c, -n_c, r, 0.01)
-    assert mesh.closed and (d_surf < 0).sum() >= 6
-    np.testing.assert_allclose(res.distance, gap, atol=1e-12)
-    np.testing.assert_allclose(res.depth, depth, atol=1e-12)
-    np.testing.assert_allclose(res.contact_normal, normal, atol=1e-9)
-    assert np.array_equal(res.touching_shape, np.where(touch, target, -1))
+    gap, depth, normal, deepest = _rules(d, n_c, sensor, r, 0.01)
+    assert (d.min(1) < 0).sum() >= 6
+    try:
+        np.testing.assert_allclose(res.distance, gap, atol=1e-12)
+        np.testing.assert_allclose(res.depth, depth, atol=1e-12)
+        np.testing.assert_allclose(res.contact_normal, normal, atol=1e-9)
+        assert np.array_equal(res.touching_shape, np.where(deepest >= 0, np.array(ks)[deepest], -1))
+    except AssertionError:
+        if link == "toolpitchlink" and len(ks) == 1:
+            pytest.xfail(UNSPLIT_SHELLS)
+        raise
