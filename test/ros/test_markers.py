@@ -448,7 +448,7 @@ def test_mesh_resource_follows_its_body_and_without_shape_objects_draws_triangle
 def test_psm_links_are_mesh_resources_of_their_adf_files():
     """AMBF's dVRK PSM (concave meshes): through ``build_markers``, each link is one
     MESH_RESOURCE whose URI names an existing file, the body's ``mesh`` in the file's ``low
-    resolution path``, at the body's ``scale``."""
+    resolution path``, at the body's ``scale`` (a file split into solids: drawn once)."""
     import warnings
     from urllib.parse import unquote, urlparse
 
@@ -463,7 +463,8 @@ def test_psm_links_are_mesh_resources_of_their_adf_files():
     result = model.evaluate(model.create_data())
     arr = _decode(build_markers(model, result, None, "world", 0.0))
     low = (psm.parent / doc["low resolution path"]).resolve()
-    meshes = {m.ns: m for m in arr.markers if m.type == Marker.MESH_RESOURCE}
+    meshes = {m.ns: m for m in arr.markers
+              if m.type == Marker.MESH_RESOURCE and m.action == Marker.ADD}
     assert len(meshes) == len(doc["bodies"]) == 14
     for key in doc["bodies"]:
         body = doc[key]
