@@ -324,7 +324,7 @@ def run_demo(cycles):
     def empty(*args):
         return 0
 
-    args = (pm.floats, pm.ints, ev.world.table, *pm._hull_arrays, ev.body_R, ev.body_t,
+    args = (pm.floats, pm.ints, ev.world.table, *pm._hull_arrays, pm.mesh_buffer, ev.body_R, ev.body_t,
             pdata.floats, pdata.distance, pdata.ints, pdata.in_contact, pdata.scratch)
     empty(*args)
     floor = []

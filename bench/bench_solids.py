@@ -44,8 +44,8 @@ ROBOTS = ["robots/blender-pr2.yaml", "robots/blender-suj.yaml", "robots/blender-
 
 
 @njit(cache=True)
-def _all_pairs(kind, a, b, radius, rot, half, normal, offset, hull_id, H, pairs, distance, status, reps):
-    W = make_world(kind, a, b, radius, rot, half, normal, offset, hull_id)
+def _all_pairs(kind, a, b, radius, rot, half, normal, offset, hull_id, mesh_id, H, pairs, distance, status, reps):
+    W = make_world(kind, a, b, radius, rot, half, normal, offset, hull_id, mesh_id)
     p1, p2, n = np.empty(3), np.empty(3), np.empty(3)
     for _ in range(reps):
         for i in range(pairs.shape[0]):

@@ -40,12 +40,12 @@ from bench_ambf_robots import random_positions  # noqa: E402
 
 
 @njit(cache=True)
-def _time_pairs(kind, a, b, radius, rot, half, normal, offset, hull_id, vertices, vertex_start,
+def _time_pairs(kind, a, b, radius, rot, half, normal, offset, hull_id, mesh_id, vertices, vertex_start,
                 face_normal, face_offset, face_start, centre, bound_radius, neighbor_start,
                 neighbors, pairs, reps, out_d):
     """Every pair of ``pairs`` by the evaluate kernel's per-pair kernels (``pairs.evaluate_pairs``'
     calls), ``reps`` times."""
-    W = make_world(kind, a, b, radius, rot, half, normal, offset, hull_id)
+    W = make_world(kind, a, b, radius, rot, half, normal, offset, hull_id, mesh_id)
     H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
                    bound_radius, neighbor_start, neighbors)
     scratch = np.empty((gjk.SCRATCH_ROWS, 9))

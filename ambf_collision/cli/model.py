@@ -56,6 +56,10 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "(e.g. config/couplings/blender-psm.yaml; repeatable)")
     p.add_argument("--coupling", action="append", default=[], metavar="RULE",
                    help="one coupled joint as 'JOINT = [MULT *] SOURCE [+|- OFFSET]' (repeatable)")
+    p.add_argument("--hull-meshes", action="append", default=[], metavar="PATTERN",
+                   help="monitor the concave collision meshes of the bodies matching PATTERN "
+                        "(name or fnmatch pattern, qualified or plain) as their convex hulls, "
+                        "for speed (repeatable; a pattern matching none is warned)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
@@ -97,7 +101,8 @@ def build_model(args):
     except ValueError as e:
         raise _InputError(f"--ignore/--check: {e}") from None
     scene = load_scene(args.files, ignore_pairs=args.ignore, check_pairs=args.check,
-                       coupling_files=args.couplings, couplings=args.coupling)
+                       coupling_files=args.couplings, couplings=args.coupling,
+                       hull_meshes=args.hull_meshes)
     for line in scene.warnings:
         print(f"warning: {line}", file=sys.stderr)
     return scene.model

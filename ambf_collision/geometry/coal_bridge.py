@@ -25,6 +25,7 @@ from ambf_collision.geometry.shapes import (
     CONE,
     CONVEX,
     CYLINDER,
+    MESH,
     PLANE,
     SPHERE,
 )
@@ -60,7 +61,7 @@ def _get_coal():
 
 
 _NAMES = {SPHERE: "Sphere", CAPSULE: "Capsule", BOX: "Box", CYLINDER: "Cylinder", CONE: "Cone", PLANE: "Plane",
-          CONVEX: "ConvexHull"}
+          CONVEX: "ConvexHull", MESH: "Mesh"}
 
 
 def _kind(shape):
@@ -117,6 +118,8 @@ def to_coal(shape):
         return coal.Cone(float(shape.radius), float(shape.height)), tf
     if k == "ConvexHull":
         return _coal_convex(np.asarray(shape.vertices, dtype=float)), tf
+    if k == "Mesh":   # coal's BVHModel: exact distances when apart (the oracle of mesh pairs)
+        return coal_mesh(shape.mesh.vertices, shape.mesh.faces), tf
     raise ValueError(f"to_coal: unsupported shape type {k!r}")
 
 

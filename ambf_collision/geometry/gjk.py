@@ -63,7 +63,7 @@ from ambf_collision.geometry.tolerances import (
 )
 
 __all__ = ["CENTRE_FALLBACK", "CONVERGED", "EPA_NOT_CONVERGED", "GJK_ITERATION_LIMIT", "SCRATCH_ROWS",
-           "convex_distance", "convex_distance_in"]
+           "ABOVE_CUTOFF", "convex_distance", "convex_distance_in", "core_distance_in", "core_distance_below"]
 
 CONVERGED = 0
 GJK_ITERATION_LIMIT = 1
@@ -71,6 +71,10 @@ CENTRE_FALLBACK = 3
 
 _SEPARATED = 0  # GJK outcomes
 _CONTACT = 1
+_ABOVE = 2
+
+#: core_distance_below: the distance was proven larger than the cutoff (the value a lower bound).
+ABOVE_CUTOFF = 4
 
 
 #: Rows of the scratch array of :func:`convex_distance_in` (float64, 9 columns).
@@ -95,15 +99,36 @@ def convex_distance_in(W, H, k1, k2, scratch):
     measured 2026-12-07): returns (distance, status); the witness points are ``scratch[5, :3]``
     and ``scratch[6, :3]``, the normal ``scratch[7, :3]``. Rows 0-4 are zeroed first, so every
     call computes what a fresh zeroed array gives, bit for bit."""
+    return core_distance_in(core_of(W, H, k1), core_of(W, H, k2), H.vertices, H.neighbor_start, H.neighbors,
+                            scratch)
+
+
+@njit(cache=True, inline="always")
+def core_distance_in(C1, C2, HV, NS, NB, scratch):
+    """:func:`convex_distance_in` on two cores (``support.Core``, one frame, e.g. a solid and
+    a triangle of a mesh: ``support.triangle_core``); ``HV``, ``NS``, ``NB`` the HullSet's
+    vertices, neighbour starts and neighbours (what the support functions read of it). Same
+    results and scratch rows. Inlined into its callers (a call passing two cores costs ~50
+    values)."""
+    return core_distance_below(C1, C2, HV, NS, NB, scratch, math.inf)
+
+
+@njit(cache=True, inline="always")
+def core_distance_below(C1, C2, HV, NS, NB, scratch, cutoff):
+    """:func:`core_distance_in` for a search that only needs distances up to ``cutoff`` (m):
+    as soon as GJK proves the distance larger (a separating plane farther than it), it returns
+    ``(bound, ABOVE_CUTOFF)`` with ``bound`` > cutoff a lower bound of the distance (the scratch
+    rows then hold no result). With ``cutoff`` = inf it is :func:`core_distance_in`, bit for
+    bit (the test never fires)."""
     for i in range(5):
         for c in range(9):
             scratch[i, c] = 0.0
     out_p1, out_p2, out_n = scratch[5], scratch[6], scratch[7]
-    C1, C2 = core_of(W, H, k1), core_of(W, H, k2)
-    HV, NS, NB = H.vertices, H.neighbor_start, H.neighbors  # what the support functions read of H
     S = scratch[:4]  # simplex rows: w = a - b (0:3), a (3:6), b (6:9); unused rows stay finite
     lam = scratch[4, :4]  # barycentric weights of the simplex rows
-    outcome, n, status = _gjk(C1, C2, HV, NS, NB, S, lam)
+    outcome, n, status = _gjk(C1, C2, HV, NS, NB, S, lam, cutoff + C1.radius + C2.radius)
+    if outcome == _ABOVE:
+        return lam[3] - C1.radius - C2.radius, ABOVE_CUTOFF
     if outcome == _SEPARATED:
         core = _separated_result(S, n, lam, out_p1, out_p2, out_n)
     else:
@@ -118,11 +143,13 @@ def convex_distance_in(W, H, k1, k2, scratch):
 
 
 @njit(cache=True)
-def _gjk(C1, C2, HV, NS, NB, S, lam):
+def _gjk(C1, C2, HV, NS, NB, S, lam, cutoff):
     """GJK on the cores C1, C2 (support.Core; HV, NS, NB the HullSet's vertices and vertex graph):
     the point of their Minkowski difference M = A - B closest to the origin. Returns (outcome,
     simplex size, status); ``lam`` (4,) holds the barycentric weights of the simplex rows.
-    ``_CONTACT`` when the origin is in the simplex or within GJK_CONTACT_DISTANCE of it."""
+    ``_CONTACT`` when the origin is in the simplex or within GJK_CONTACT_DISTANCE of it;
+    ``_ABOVE`` when a separating plane is farther than ``cutoff`` (m; inf: never), its distance
+    then in ``lam[3]``."""
     v0, v1, v2 = C1.m0 - C2.m0, C1.m1 - C2.m1, C1.m2 - C2.m2  # a point of M: the first direction
     vv = v0 * v0 + v1 * v1 + v2 * v2
     if not vv > 0.0:  # coincident centres, or so close that |v|^2 underflows (5e-324 apart)
@@ -134,6 +161,10 @@ def _gjk(C1, C2, HV, NS, NB, S, lam):
         a0, a1, a2, hint1 = core_support(C1, HV, NS, NB, -v0, -v1, -v2, hint1)
         b0, b1, b2, hint2 = core_support(C2, HV, NS, NB, v0, v1, v2, hint2)
         w0, w1, w2 = a0 - b0, a1 - b1, a2 - b2
+        vw = v0 * w0 + v1 * w1 + v2 * w2  # the plane through w normal to v separates: distance vw / |v|
+        if vw > 0.0 and vw * vw > cutoff * cutoff * vv:
+            lam[3] = vw / math.sqrt(vv)
+            return _ABOVE, n, CONVERGED
         if n > 0:
             # Frank-Wolfe gap: |v| - v.w / |v| bounds |v| - distance from above
             if vv - (v0 * w0 + v1 * w1 + v2 * w2) <= GJK_TOLERANCE * math.sqrt(vv):

@@ -50,9 +50,12 @@ import numpy as np
 from numba import njit
 
 from ambf_collision.geometry.gjk import SCRATCH_ROWS, convex_distance_in
+from ambf_collision.geometry.mesh_pairs import mesh_pair
+from ambf_collision.geometry.mesh_set import no_meshes
 from ambf_collision.geometry.pair_kernels import closed_form, convex_pair
 from ambf_collision.geometry.segments import point_segment
-from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE, ShapeError
+from ambf_collision.geometry.shapes import (BOX, CAPSULE, CONE, CONVEX, CYLINDER, MESH, PLANE, SPHERE,
+                                            ShapeError)
 from ambf_collision.geometry.tolerances import BOUND_MARGIN
 from ambf_collision.geometry.world_shapes import hull_arrays, make_hulls, shape_row, world_of, world_point
 
@@ -84,6 +87,7 @@ PAIR_RESULT_DTYPE = np.dtype([
     ("normal", np.float64, (3,)),   # unit, world, from shape 1 to shape 2
     ("position", np.float64, (3,)),  # m, world: midpoint of the witnesses
     ("exact", np.bool_),            # False: a lower bound (near_only), reference points
+    ("triangle", np.int64, (2,)),   # closest triangle of each shape, -1 for a shape not a mesh
 ], align=True)
 """One pair's result per row (per cycle)."""
 
@@ -113,6 +117,7 @@ class PairResults(NamedTuple):
     normal: np.ndarray
     position: np.ndarray
     exact: np.ndarray
+    triangle: np.ndarray
 
 
 @njit(cache=True, inline="always")
@@ -126,7 +131,7 @@ def pair_constants(pairs, bound):
 def pair_results(table):
     """:class:`PairResults` of a :data:`PAIR_RESULT_DTYPE` table."""
     return PairResults(table.distance, table.point_1, table.point_2, table.normal, table.position,
-                       table.exact)
+                       table.exact, table.triangle)
 
 
 # ------------------------------------------------------------------------------------- bounds
@@ -194,8 +199,9 @@ def bounds(s1, b1, s2, b2, with_upper):
 # ---------------------------------------------------------------------------------- evaluation
 
 @njit(cache=True, error_model="numpy")
-def evaluate_pairs(W, H, C, near, R, moved):
-    """Every pair of ``C`` (:class:`PairConstants`) for the shapes ``W`` (hulls ``H``), into the
+def evaluate_pairs(W, H, M, C, near, R, moved):
+    """Every pair of ``C`` (:class:`PairConstants`) for the shapes ``W`` (hulls ``H``, meshes
+    ``M``: :class:`~ambf_collision.geometry.mesh_set.Meshes`), into the
     caller's :class:`PairResults` ``R``. ``near`` (m): +inf computes every pair exactly; a
     finite value skips the pairs a lower bound proves farther (module docstring). Distances,
     bounds and witnesses include the pairs' padding. Returns the smallest distance (+inf for no
@@ -251,7 +257,15 @@ def evaluate_pairs(W, H, C, near, R, moved):
                 d = distance[p]   # the bound, padding included
                 exact_p = False
             else:
-                d, x1, x2, n, done = closed_form(W, k1, k2)
+                meshes = W.kind[k1] == MESH or W.kind[k2] == MESH
+                if meshes and W.kind[k1] != PLANE and W.kind[k2] != PLANE:
+                    # the previous closest triangles as hints: the same result, sooner
+                    d, x1, x2, n, t1, t2 = mesh_pair(W, H, M, k1, k2, R.triangle[p, 0],
+                                                     R.triangle[p, 1])
+                    R.triangle[p, 0], R.triangle[p, 1] = t1, t2
+                    done = True
+                else:
+                    d, x1, x2, n, done = closed_form(W, k1, k2)
                 if not done and W.kind[k1] != PLANE and W.kind[k2] != PLANE:   # GJK/EPA
                     d = convex_distance_in(W, H, k1, k2, scratch)[0]
                     x1 = (scratch[5, 0], scratch[5, 1], scratch[5, 2])
@@ -306,10 +320,10 @@ def contact_order(distance, report_distance, environment_report_distance, enviro
 
 @njit(cache=True, error_model="numpy")
 def _compute_entry(world, vertices, vertex_start, face_normal, face_offset, face_start, centre,
-                   bound_radius, neighbor_start, neighbors, pairs, bound, near, results):
+                   bound_radius, neighbor_start, neighbors, M, pairs, bound, near, results):
     H = make_hulls(vertices, vertex_start, face_normal, face_offset, face_start, centre,
                    bound_radius, neighbor_start, neighbors)
-    return evaluate_pairs(world_of(world), H, pair_constants(pairs, bound), near,
+    return evaluate_pairs(world_of(world), H, M, pair_constants(pairs, bound), near,
                           pair_results(results), np.ones(world.shape[0], np.int64))
 
 
@@ -319,8 +333,8 @@ def bounding_spheres(shapes, hulls):
     """``(centre (N,3), radius (N,))``: a sphere holding each shape of a WorldShapes (or a
     LinkShapes' ``local``), in the frame the shapes are given in (m). Sphere: itself; capsule:
     about its segment's midpoint; box, cylinder, cone: about the shape's origin, to the
-    farthest corner or rim point; hull: about the HullSet's centre, to the farthest vertex;
-    plane: radius +inf."""
+    farthest corner or rim point; hull and mesh: about the HullSet's centre, to the farthest
+    vertex (a mesh's hull holds it); plane: radius +inf."""
     kind, half = shapes.kind, shapes.half
     N = len(kind)
     centre = np.array(shapes.a, dtype=float).reshape(N, 3)
@@ -336,7 +350,7 @@ def bounding_spheres(shapes, hulls):
             radius[k] = np.linalg.norm(h)
         elif kind[k] in (CYLINDER, CONE):  # half = (r, r, height/2)
             radius[k] = math.hypot(h[0], h[2])
-        elif kind[k] == CONVEX:
+        elif kind[k] == CONVEX or kind[k] == MESH:
             j = int(shapes.hull_id[k])
             centre[k] = shapes.rot[k] @ hulls.centre[j] + shapes.a[k]
             radius[k] = hulls.bound_radius[j]
@@ -345,7 +359,9 @@ def bounding_spheres(shapes, hulls):
 
 def bound_data(shapes, hulls):
     """``(centre (N,3), outer (N,), inner (N,), slab (N,3))`` of the shapes of a WorldShapes
-    (local frames; module docstring). Spheres, capsules and planes: 0, +inf, -inf, +inf."""
+    (local frames; module docstring). Spheres, capsules and planes: 0, +inf, -inf, +inf. A mesh
+    has its hull's centre, outer radius and slab (the mesh lies in its hull), and no inner ball
+    (-inf: a concave mesh need not hold its hull's)."""
     kind, half = shapes.kind, shapes.half
     N = len(kind)
     centre = np.zeros((N, 3))
@@ -362,13 +378,14 @@ def bound_data(shapes, hulls):
             outer[k], slab[k] = radius[k], h
             L = math.hypot(R, 2.0 * H)
             inner[k] = min(R, H) if kind[k] == CYLINDER else (min(H, R * H / L) if L > 0 else 0.0)
-        elif kind[k] == CONVEX:
+        elif kind[k] == CONVEX or kind[k] == MESH:
             j = int(shapes.hull_id[k])
             c = hulls.centre[j]
             n, off = hulls.hull_faces(j)
             centre[k], slab[k] = c, np.abs(hulls.hull_vertices(j) - c).max(axis=0)
             outer[k] = radius[k]
-            inner[k] = max(0.0, float((off - n @ c).min()))   # depth of the centre
+            if kind[k] == CONVEX:
+                inner[k] = max(0.0, float((off - n @ c).min()))   # depth of the centre
     return centre, outer, inner, slab
 
 
@@ -378,7 +395,8 @@ class PairResult:
     (unit, shape 1 -> shape 2), ``position`` (midpoint), all (P,3) world; ``exact (P,)`` bool
     (False: a bound, see the module docstring)."""
 
-    __slots__ = ("table", "distance", "point_1", "point_2", "normal", "position", "exact")
+    __slots__ = ("table", "distance", "point_1", "point_2", "normal", "position", "exact",
+                 "triangle")
 
     def __init__(self, n: int, table=None):
         self.table = np.zeros(n, PAIR_RESULT_DTYPE) if table is None else table
@@ -395,8 +413,12 @@ class PairDistance:
 
     def __init__(self, shapes, pairs, padding=None):
         src = getattr(shapes, "local", shapes)
-        self.hulls = src.hulls
+        self.hulls, self.meshes = src.hulls, src.meshes
         n = len(src.kind)
+        if (np.any(src.kind == MESH) and self.meshes is None) or (
+                np.any((src.kind == MESH) | (src.kind == CONVEX)) and self.hulls is None):
+            raise ShapeError("shapes: MESH and CONVEX shapes need the MeshSet and HullSet they "
+                             "index (WorldShapes.meshes, .hulls)")
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2) if len(pairs) else np.zeros((0, 2), np.int64)
         bad = np.flatnonzero((pairs < 0).any(1) | (pairs >= n).any(1))
         if bad.size:
@@ -414,7 +436,8 @@ class PairDistance:
         self.pairs.flags.writeable = False
         table = np.zeros(len(pairs), PAIR_DTYPE)
         table["shape_1"], table["shape_2"] = pairs[:, 0], pairs[:, 1]
-        needs_gjk = ((k1 > CAPSULE) & (k2 > CAPSULE)) | (k1 == CONVEX) | (k2 == CONVEX)
+        needs_gjk = (((k1 > CAPSULE) & (k2 > CAPSULE)) | (k1 == CONVEX) | (k2 == CONVEX)
+                     | (k1 == MESH) | (k2 == MESH))
         table["boundable"] = needs_gjk & (k1 != PLANE) & (k2 != PLANE)
         table["padding_1"], table["padding_2"] = pad[pairs[:, 0]], pad[pairs[:, 1]]
         bound = np.zeros(n, BOUND_DTYPE)
@@ -422,6 +445,7 @@ class PairDistance:
         table.flags.writeable = bound.flags.writeable = False
         self.pair_table, self.bound_table = table, bound
         self._hull_arrays = hull_arrays(self.hulls)
+        self._mesh_arrays = no_meshes() if self.meshes is None else self.meshes.arrays()
         self.n_shapes = n
 
     def __len__(self) -> int:
@@ -438,6 +462,6 @@ class PairDistance:
         if math.isnan(near):
             raise ValueError("PairDistance.compute: near must be a number (m), got nan")
         res = PairResult(len(self.pairs)) if out is None else out
-        _compute_entry(world.table, *self._hull_arrays, self.pair_table, self.bound_table, near,
-                       res.table)
+        _compute_entry(world.table, *self._hull_arrays, self._mesh_arrays, self.pair_table,
+                       self.bound_table, near, res.table)
         return res

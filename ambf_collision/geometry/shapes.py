@@ -4,7 +4,7 @@ All coordinates in metres. Orientations are quaternions ``[x, y, z, w]``
 (normalised on construction). A solid's ``position``/``orientation`` place its
 local frame in the frame the shape is given in (world or a body frame).
 
-Kind codes (``Shape.kind``): SPHERE, CAPSULE, BOX, CYLINDER, CONE, PLANE, CONVEX = 0..6.
+Kind codes (``Shape.kind``): SPHERE, CAPSULE, BOX, CYLINDER, CONE, PLANE, CONVEX, MESH = 0..7.
 """
 
 from __future__ import annotations
@@ -14,17 +14,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ambf_collision.geometry.meshes import MeshError, read_mesh
 from ambf_collision.geometry.transforms import matrix_to_quat, quat_to_matrix
+from ambf_collision.geometry.trimesh import TriangleMesh
 
 __all__ = [
-    "SPHERE", "CAPSULE", "BOX", "CYLINDER", "CONE", "PLANE", "CONVEX",
+    "SPHERE", "CAPSULE", "BOX", "CYLINDER", "CONE", "PLANE", "CONVEX", "MESH",
     "KIND_NAMES", "ShapeError",
-    "Sphere", "Capsule", "Box", "Cylinder", "Cone", "Plane", "ConvexHull",
+    "Sphere", "Capsule", "Box", "Cylinder", "Cone", "Plane", "ConvexHull", "Mesh",
     "shape_from_json", "shape_to_json",
 ]
 
-SPHERE, CAPSULE, BOX, CYLINDER, CONE, PLANE, CONVEX = range(7)
-KIND_NAMES = ("sphere", "capsule", "box", "cylinder", "cone", "plane", "convex")
+SPHERE, CAPSULE, BOX, CYLINDER, CONE, PLANE, CONVEX, MESH = range(8)
+KIND_NAMES = ("sphere", "capsule", "box", "cylinder", "cone", "plane", "convex", "mesh")
 _IDENTITY_Q = (0.0, 0.0, 0.0, 1.0)
 
 
@@ -249,6 +251,83 @@ class ConvexHull(_Posed):
         return ConvexHull(self.vertices.copy(), p, q)
 
 
+@dataclass(eq=False)
+class Mesh(_Posed):
+    """A triangle mesh, concave in general: ``mesh`` a prepared
+    :class:`~ambf_collision.geometry.trimesh.TriangleMesh` in the local frame (m; closed meshes
+    have an inside and signed distances, open ones unsigned). ``path`` and ``scale``: the file
+    it was read from and the factor applied to its coordinates (for markers; "" and 1 when built
+    from arrays); ``part``: which solid of the file this is when the file's interpenetrating
+    shells were split (:mod:`~ambf_collision.geometry.mesh_parts`; markers draw the file once,
+    with part 0)."""
+
+    mesh: TriangleMesh
+    position: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    orientation: np.ndarray = field(default_factory=lambda: np.array(_IDENTITY_Q))
+    path: str = ""
+    scale: float = 1.0
+    part: int = 0
+    kind = MESH
+
+    def validate(self) -> "Mesh":
+        if not isinstance(self.mesh, TriangleMesh):
+            raise ShapeError(f"mesh.mesh: must be a TriangleMesh, got {type(self.mesh).__name__}")
+        self.scale = _scalar(self.scale, "mesh.scale")
+        self._validate_pose()
+        return self
+
+    @property
+    def vertices(self) -> np.ndarray:
+        """The mesh's distinct vertices (N, 3) in the local frame (m)."""
+        return self.mesh.vertices
+
+    def transformed(self, R, t) -> "Mesh":
+        p, q = self._moved_pose(R, t)
+        return Mesh(self.mesh, p, q, self.path, self.scale, self.part)
+
+
+def _mesh_from_json(body: dict, where: str) -> "Mesh":
+    """``{"file": path, "scale": s}`` or ``{"vertices": [[x, y, z], ...], "triangles": [[i, j,
+    k], ...]}``, each with an optional ``position`` and ``orientation``."""
+    has_file = "file" in body
+    if has_file == ("vertices" in body or "triangles" in body):
+        raise ShapeError(f"{where}.mesh: give either 'file' or 'vertices' and 'triangles'")
+    pose = {k: body[k] for k in ("position", "orientation") if k in body}
+    scale = 1.0
+    try:
+        if has_file:
+            scale = _scalar(body.get("scale", 1.0), f"{where}.mesh.scale")
+            V, F = read_mesh(body["file"])
+            V = V * scale
+        else:
+            for key in ("vertices", "triangles"):
+                if key not in body:
+                    raise ShapeError(f"{where}.mesh.{key}: missing")
+            V = _finite_rows(body["vertices"], f"{where}.mesh.vertices", float)
+            F = _finite_rows(body["triangles"], f"{where}.mesh.triangles", np.int64)
+            if F.size and (F.min() < 0 or F.max() >= len(V)):
+                raise ShapeError(f"{where}.mesh.triangles: vertex index out of range 0..{len(V) - 1}")
+        mesh = TriangleMesh.build(V, F)
+    except (MeshError, ValueError) as err:
+        if isinstance(err, ShapeError):
+            raise
+        raise ShapeError(f"{where}.mesh: {err}") from None
+    return Mesh(mesh, path=str(body.get("file", "")), scale=scale, **pose)
+
+
+def _finite_rows(value, name: str, dtype) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ShapeError(f"{name}: must be a list of rows of 3 numbers") from None
+    if arr.ndim != 2 or arr.shape[1] != 3 or arr.shape[0] < 1 or not np.all(np.isfinite(arr)):
+        raise ShapeError(f"{name}: must be a non-empty list of rows of 3 finite numbers, got shape "
+                         f"{arr.shape}")
+    if dtype is not float and np.any(arr != np.round(arr)):
+        raise ShapeError(f"{name}: must hold integer vertex indices")
+    return arr.astype(dtype)
+
+
 _FIELDS = {
     "sphere": (("center", "radius"), ()),
     "capsule": (("a", "b", "radius"), ()),
@@ -257,6 +336,7 @@ _FIELDS = {
     "cone": (("radius", "height"), ("position", "orientation")),
     "plane": (("normal", "offset"), ()),
     "convex": (("vertices",), ("position", "orientation")),
+    "mesh": ((), ("file", "scale", "vertices", "triangles", "position", "orientation")),
 }
 _CLASSES = {"sphere": Sphere, "capsule": Capsule, "box": Box, "cylinder": Cylinder,
             "cone": Cone, "plane": Plane, "convex": ConvexHull}
@@ -284,6 +364,8 @@ def shape_from_json(obj, index=None):
     for key in required:
         if key not in body:
             raise ShapeError(f"{where}.{tag}.{key}: missing")
+    if tag == "mesh":
+        return _mesh_from_json(body, where)
     try:
         return _CLASSES[tag](**body)
     except ShapeError as err:
@@ -305,9 +387,12 @@ def shape_to_json(shape) -> dict:
         body = {"normal": s.normal.tolist(), "offset": s.offset}
     elif s.kind == CONVEX:
         body = {"vertices": s.vertices.tolist()}
+    elif s.kind == MESH:
+        body = ({"file": s.path, "scale": s.scale} if s.path else
+                {"vertices": s.mesh.vertices.tolist(), "triangles": s.mesh.faces.tolist()})
     else:
         raise ShapeError(f"shape: unknown kind {s.kind!r}")
-    if s.kind in (BOX, CYLINDER, CONE, CONVEX):
+    if s.kind in (BOX, CYLINDER, CONE, CONVEX, MESH):
         body["position"] = s.position.tolist()
         body["orientation"] = s.orientation.tolist()
     return {KIND_NAMES[s.kind]: body}

@@ -19,6 +19,10 @@ not a corner picked by rounding noise; otherwise the first of the tied points (c
 the lowest vertex index of a hull, the base rim before the apex of a cone). The value ``d . x``
 then differs from the exact maximum by at most that fraction of |d| times the half extent.
 
+A TRIANGLE core (kind ``TRIANGLE``, an internal code of this module, not a shape kind) is a
+triangle's three corners (:func:`triangle_core`): the mesh kernels run GJK/EPA between a solid and
+one triangle of a mesh. A MESH shape row reads as its convex hull (``hull_id``), i.e. as CONVEX.
+
 PLANE has no bounded support map: the callers dispatch planes before (a plane gives its point
 ``offset * normal``; no exception is raised in the kernels).
 
@@ -34,14 +38,19 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, SPHERE
+from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, MESH, SPHERE
 from ambf_collision.geometry.tolerances import SUPPORT_TIE_RELATIVE
 
-__all__ = ["NONE", "Core", "core_of", "core_support", "pair_support", "settle_witnesses", "support", "support_bound"]
+__all__ = ["NONE", "TRIANGLE", "Core", "core_of", "core_support", "core_in_frame", "pair_support", "settle_witnesses",
+           "support", "support_bound", "triangle_core"]
 
 #: -1 as an int64 ("no hint", "no face"): numba types a literal -1 passed to a compiled function
 #: as its own type and compiles that function once more for it (seconds each, measured).
 NONE = np.int64(-1)
+
+#: Core kind of one triangle (:func:`triangle_core`): not a shape kind (those are 0-7, shapes.py).
+TRIANGLE = 100
+_TRIANGLE = np.int64(TRIANGLE)  # typed as the other cores' kind (see NONE)
 
 
 class Core(NamedTuple):
@@ -53,7 +62,7 @@ class Core(NamedTuple):
     c0: float  # the local frame's origin: sphere and solid centre, capsule end a
     c1: float
     c2: float
-    e0: float  # capsule: its segment b - a (0 otherwise)
+    e0: float  # capsule: its segment b - a; triangle: b - a, local (0 otherwise)
     e1: float
     e2: float
     r00: float  # world-from-local rotation (identity for spheres and capsules)
@@ -65,7 +74,7 @@ class Core(NamedTuple):
     r20: float
     r21: float
     r22: float
-    h0: float  # box half extents; cylinder, cone (r, r, h/2)
+    h0: float  # box half extents; cylinder, cone (r, r, h/2); triangle: c - a, local
     h1: float
     h2: float
     first: int  # hull: its first vertex row in the HullSet; -1 for other kinds
@@ -78,8 +87,11 @@ class Core(NamedTuple):
 
 @njit(cache=True, inline="always")
 def core_of(W, H, k):
-    """The :class:`Core` of shape k of the world W (its HullSet's arrays H)."""
+    """The :class:`Core` of shape k of the world W (its HullSet's arrays H). A MESH reads as
+    the CONVEX hull its row points to."""
     kind = W.kind[k]
+    if kind == MESH:   # a mesh's support points are its hull's (its hull_id)
+        kind = CONVEX
     c0, c1, c2 = W.a[k, 0], W.a[k, 1], W.a[k, 2]
     e0, e1, e2 = W.b[k, 0] - c0, W.b[k, 1] - c1, W.b[k, 2] - c2
     R = W.rot[k]
@@ -106,6 +118,50 @@ def core_of(W, H, k):
         radius = 0.0  # a cylinder's or cone's radius is its shape's, not an inflation
     return Core(kind, c0, c1, c2, e0, e1, e2, R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2],
                 R[2, 0], R[2, 1], R[2, 2], h0, h1, h2, first, radius, m0, m1, m2, reach)
+
+
+@njit(cache=True)
+def triangle_core(a, b, c):
+    """The :class:`Core` of triangle ``abc`` (3-tuples, m, any frame): origin ``a``, corners
+    ``b - a`` and ``c - a`` in the e and h fields, rotation identity, centre the centroid, reach
+    the largest corner distance from it, radius 0, no hull. Its support is the best corner
+    (ties: the first of a, b, c)."""
+    m0, m1, m2 = (a[0] + b[0] + c[0]) / 3.0, (a[1] + b[1] + c[1]) / 3.0, (a[2] + b[2] + c[2]) / 3.0
+    reach = 0.0
+    for x in (a, b, c):
+        reach = max(reach, math.sqrt((x[0] - m0) ** 2 + (x[1] - m1) ** 2 + (x[2] - m2) ** 2))
+    return Core(_TRIANGLE, a[0], a[1], a[2], b[0] - a[0], b[1] - a[1], b[2] - a[2],
+                1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0,
+                c[0] - a[0], c[1] - a[1], c[2] - a[2], NONE, 0.0, m0, m1, m2, reach)
+
+
+@njit(cache=True)
+def core_in_frame(C, R, t):
+    """The core C (a :class:`Core`) expressed in the frame of rotation ``R`` (3x3: an array or
+    a tuple of row tuples; frame to world) and origin ``t`` (3-tuple): every point x of C maps
+    to ``R^T (x - t)``. Spheres and capsules keep the identity rotation (their segment ``e``
+    turns); the other kinds turn their rotation (``R^T R_C``); the local fields (half extents,
+    a triangle's corners, the hull) stay."""
+    c0, c1, c2 = _back(R, C.c0 - t[0], C.c1 - t[1], C.c2 - t[2])
+    m0, m1, m2 = _back(R, C.m0 - t[0], C.m1 - t[1], C.m2 - t[2])
+    e0, e1, e2 = C.e0, C.e1, C.e2
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0
+    if C.kind == CAPSULE or C.kind == SPHERE:
+        e0, e1, e2 = _back(R, C.e0, C.e1, C.e2)
+    else:
+        r00, r10, r20 = _back(R, C.r00, C.r10, C.r20)  # the columns of R^T R_C
+        r01, r11, r21 = _back(R, C.r01, C.r11, C.r21)
+        r02, r12, r22 = _back(R, C.r02, C.r12, C.r22)
+    return Core(C.kind, c0, c1, c2, e0, e1, e2, r00, r01, r02, r10, r11, r12, r20, r21, r22,
+                C.h0, C.h1, C.h2, C.first, C.radius, m0, m1, m2, C.reach)
+
+
+@njit(cache=True, inline="always")
+def _back(R, x0, x1, x2):
+    """``R^T x`` (R 3x3, an array or a tuple of row tuples)."""
+    return (R[0][0] * x0 + R[1][0] * x1 + R[2][0] * x2,
+            R[0][1] * x0 + R[1][1] * x1 + R[2][1] * x2,
+            R[0][2] * x0 + R[1][2] * x1 + R[2][2] * x2)
 
 
 @njit(cache=True)
@@ -143,6 +199,14 @@ def core_point(C, x0, x1, x2, d0, d1, d2, v0, v1, v2):
     (local; unused for other kinds)."""
     if C.kind == CAPSULE:  # the segment's end b when it is farther along d, as an offset from a
         x0, x1, x2 = (C.e0, C.e1, C.e2) if C.e0 * d0 + C.e1 * d1 + C.e2 * d2 > 0.0 else (0.0, 0.0, 0.0)
+    elif C.kind == TRIANGLE:  # the best corner, as an offset from a (ties: a, then b)
+        x0, x1, x2 = 0.0, 0.0, 0.0
+        best = 0.0
+        value = C.e0 * v0 + C.e1 * v1 + C.e2 * v2
+        if value > best:
+            x0, x1, x2, best = C.e0, C.e1, C.e2, value
+        if C.h0 * v0 + C.h1 * v1 + C.h2 * v2 > best:
+            x0, x1, x2 = C.h0, C.h1, C.h2
     elif C.kind != CONVEX:
         x0, x1, x2 = solid_support(C.kind, C.h0, C.h1, C.h2, v0, v1, v2)
     return (C.c0 + C.r00 * x0 + C.r01 * x1 + C.r02 * x2,

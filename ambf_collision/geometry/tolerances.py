@@ -195,3 +195,12 @@ write unit vectors rounded to ~4 decimals; below this length a vector has no dir
 ADF_CAPSULE_HEIGHT_SLACK = 1e-12
 """How far (m) an ADF CAPSULE's tip-to-tip ``height`` may fall below ``2 * radius`` and still be
 a sphere (segment length 0): absorbs the last-digit rounding of files that write h = 2 r."""
+
+# --------------------------------------------------------------------------- solids and meshes against meshes
+
+MESH_SIDE_BY_WITNESS = 1e-9
+"""m. A solid (or a mesh) apart from a closed mesh by more than this has its side (wholly
+outside or wholly inside) read from its witness point: the sign of ``(x - p) . pseudo-normal``
+at its closest mesh point ``x`` (geometry/mesh_solid.py, geometry/mesh_mesh.py), which costs
+nothing. GJK's witnesses of curved solids are within ~1e-10 m of the true ones (GJK_TOLERANCE
+above), so ``x - p`` keeps its direction; nearer, a point query at the solid's centre decides."""

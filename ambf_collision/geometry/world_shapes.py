@@ -3,7 +3,8 @@
 :class:`WorldShapes` holds N shapes in one frame (metres) as one record table of
 :data:`SHAPE_DTYPE` (``world.table``), each field also an attribute (a view):
 
-* ``kind (N,) int64``: ``SPHERE, CAPSULE, BOX, CYLINDER, CONE, PLANE, CONVEX`` (``shapes.py``)
+* ``kind (N,) int64``: ``SPHERE, CAPSULE, BOX, CYLINDER, CONE, PLANE, CONVEX, MESH``
+  (``shapes.py``)
 * ``a (N,3)``, ``b (N,3)``: sphere centre (``a == b``); capsule segment ends; solid centre
   (``a == b``); plane: the point ``offset * normal``
 * ``radius (N,)``: sphere, capsule, cylinder and cone radius; 0 otherwise
@@ -11,7 +12,11 @@
 * ``half (N,3)``: box half extents; cylinder and cone ``(r, r, height/2)``; 0 otherwise
 * ``normal (N,3)``, ``offset (N,)``: plane, solid where ``normal . x < offset``; 0 otherwise
 * ``hull_id (N,) int64``: index into the :class:`~ambf_collision.geometry.hulls.HullSet` of
-  CONVEX shapes (vertices in the shape's local frame), -1 for other kinds
+  CONVEX shapes (vertices in the shape's local frame), and of the convex hull of each MESH
+  (what planes and bounds see of it: the lowest point of a mesh along a direction is a hull
+  vertex), -1 for other kinds
+* ``mesh_id (N,) int64``: index into the :class:`~ambf_collision.geometry.mesh_set.MeshSet` of
+  MESH shapes (triangles in the shape's local frame), -1 for other kinds
 
 Inside compiled code these fields travel as the :class:`World` NamedTuple: an entry point
 takes the table and builds it with :func:`world_of` (one argument; every caller then hands the
@@ -34,14 +39,15 @@ import numpy as np
 from numba import njit
 
 from ambf_collision.geometry.hulls import Hulls, HullSet
-from ambf_collision.geometry.shapes import (BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE, Box,
-                                            Capsule, Cone, ConvexHull, Cylinder, Plane, ShapeError,
-                                            Sphere)
+from ambf_collision.geometry.mesh_set import MeshSet
+from ambf_collision.geometry.shapes import (BOX, CAPSULE, CONE, CONVEX, CYLINDER, MESH, PLANE, SPHERE,
+                                            Box, Capsule, Cone, ConvexHull, Cylinder, Mesh, Plane,
+                                            ShapeError, Sphere)
 from ambf_collision.geometry.transforms import matrix_to_quat
 
 __all__ = ["SHAPE_DTYPE", "World", "WorldShapes", "Link", "LinkShapes", "ShapeRow", "world_of",
            "make_world", "shape_row",
-           "to_world", "shape_at", "hull_arrays", "make_hulls", "no_hulls", "local_point",
+           "to_world", "shape_at", "hull_arrays", "make_hulls", "no_hulls", "local_point", "local_vector",
            "world_point", "world_vector"]
 
 
@@ -54,7 +60,8 @@ SHAPE_DTYPE = np.dtype([
     ("half", np.float64, (3,)),   # m: box half extents; cylinder, cone (r, r, h/2)
     ("normal", np.float64, (3,)),  # plane: unit normal (solid where normal . x < offset)
     ("offset", np.float64),       # m: plane offset
-    ("hull_id", np.int64),        # CONVEX: hull index in the HullSet; -1 otherwise
+    ("hull_id", np.int64),        # CONVEX, MESH: hull index in the HullSet; -1 otherwise
+    ("mesh_id", np.int64),        # MESH: mesh index in the MeshSet; -1 otherwise
 ], align=True)
 """One shape per row (module docstring: what each field holds for each kind)."""
 
@@ -71,19 +78,20 @@ class World(NamedTuple):
     normal: np.ndarray
     offset: np.ndarray
     hull_id: np.ndarray
+    mesh_id: np.ndarray
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def world_of(table):
     """:class:`World` of a :data:`SHAPE_DTYPE` table's fields (inside compiled entry points)."""
     return World(table.kind, table.a, table.b, table.radius, table.rot, table.half, table.normal,
-                 table.offset, table.hull_id)
+                 table.offset, table.hull_id, table.mesh_id)
 
 
 @njit(cache=True, error_model="numpy")
-def make_world(kind, a, b, radius, rot, half, normal, offset, hull_id):
+def make_world(kind, a, b, radius, rot, half, normal, offset, hull_id, mesh_id):
     """:class:`World` of the arrays (inside compiled entry points)."""
-    return World(kind, a, b, radius, rot, half, normal, offset, hull_id)
+    return World(kind, a, b, radius, rot, half, normal, offset, hull_id, mesh_id)
 
 
 class ShapeRow(NamedTuple):
@@ -125,6 +133,15 @@ def local_point(s, x):
 
 
 @njit(cache=True, error_model="numpy")
+def local_vector(s, v):
+    """World vector ``v`` (3-tuple) in the local frame of shape row ``s``: ``rot^T v``."""
+    R = s.rot
+    return (R[0][0] * v[0] + R[1][0] * v[1] + R[2][0] * v[2],
+            R[0][1] * v[0] + R[1][1] * v[1] + R[2][1] * v[2],
+            R[0][2] * v[0] + R[1][2] * v[1] + R[2][2] * v[2])
+
+
+@njit(cache=True, error_model="numpy")
 def world_vector(s, v):
     """Local vector ``v`` of shape row ``s`` in the world frame: ``rot v``."""
     R = s.rot
@@ -147,17 +164,19 @@ class WorldShapes:
     (e.g. a view into a Data buffer); by default a new one (rotations identity, no hull)."""
 
     __slots__ = ("table", "kind", "a", "b", "radius", "rot", "half", "normal", "offset",
-                 "hull_id", "hulls")
+                 "hull_id", "mesh_id", "hulls", "meshes")
 
-    def __init__(self, n: int, hulls=None, table=None):
+    def __init__(self, n: int, hulls=None, table=None, meshes=None):
         if table is None:
             table = np.zeros(n, dtype=SHAPE_DTYPE)
             table["rot"] = np.eye(3)
             table["hull_id"] = -1
+            table["mesh_id"] = -1
         self.table = table
         for name in World._fields:
             setattr(self, name, table[name])
         self.hulls = hulls
+        self.meshes = meshes
 
     def __len__(self) -> int:
         return len(self.table)
@@ -165,22 +184,23 @@ class WorldShapes:
     def arrays(self) -> tuple:
         """The nine field views in :class:`World` order."""
         return (self.kind, self.a, self.b, self.radius, self.rot, self.half, self.normal,
-                self.offset, self.hull_id)
+                self.offset, self.hull_id, self.mesh_id)
 
     def copy(self) -> "WorldShapes":
         """An independent, writable copy (the HullSet, constant, is shared)."""
-        return WorldShapes(len(self), self.hulls, self.table.copy())
+        return WorldShapes(len(self), self.hulls, self.table.copy(), self.meshes)
 
     @classmethod
     def from_shapes(cls, shapes) -> "WorldShapes":
         """Arrays of the given shape objects, taken in their own coordinates; the CONVEX
-        shapes' vertices go into a new HullSet (``hull_id`` in order of appearance)."""
+        shapes' vertices and the MESH shapes' vertices go into a new HullSet (``hull_id`` in
+        order of appearance), the MESH shapes' triangles into a new MeshSet (``mesh_id``)."""
         shapes = list(shapes)
         w = cls(len(shapes))
-        clouds = []
+        clouds, meshes = [], []
         for k, s in enumerate(shapes):
             kind = getattr(s, "kind", None)
-            if kind not in (SPHERE, CAPSULE, BOX, CYLINDER, CONE, PLANE, CONVEX):
+            if kind not in (SPHERE, CAPSULE, BOX, CYLINDER, CONE, PLANE, CONVEX, MESH):
                 raise ShapeError(f"shapes[{k}]: not a shape of ambf_collision.geometry.shapes: {s!r}")
             try:
                 s.validate()
@@ -205,11 +225,18 @@ class WorldShapes:
                 elif kind == CONVEX:
                     w.hull_id[k] = len(clouds)
                     clouds.append(s.vertices)
+                elif kind == MESH:
+                    w.hull_id[k] = len(clouds)
+                    clouds.append(s.mesh.vertices)
+                    w.mesh_id[k] = len(meshes)
+                    meshes.append(s.mesh)
                 else:
                     w.half[k] = (s.radius, s.radius, 0.5 * s.height)
                     w.radius[k] = s.radius
         if clouds:
             w.hulls = HullSet.from_clouds(clouds)
+        if meshes:
+            w.meshes = MeshSet(meshes)
         return w
 
 
@@ -234,6 +261,8 @@ def shape_at(world: WorldShapes, hulls=None, k: int = 0):
     if kind == CONVEX:
         hs = world.hulls if hulls is None else hulls
         return ConvexHull(hs.hull_vertices(int(world.hull_id[k])).copy(), p, q)
+    if kind == MESH:
+        return Mesh(world.meshes.meshes[int(world.mesh_id[k])], p, q)
     raise ShapeError(f"shapes[{k}]: unknown kind {kind!r}")
 
 
@@ -325,7 +354,8 @@ class LinkShapes:
     construction).
 
     ``local``: the shapes' arrays in their body frames (:class:`WorldShapes`);
-    ``frame_index (N,) int64``; ``hulls``: the HullSet of the CONVEX shapes (or None).
+    ``frame_index (N,) int64``; ``hulls``: the HullSet of the CONVEX and MESH shapes (or None);
+    ``meshes``: the MeshSet of the MESH shapes (or None).
     """
 
     def __init__(self, shapes, frame_index):
@@ -338,9 +368,9 @@ class LinkShapes:
         if n and fi.min() < 0:
             raise ShapeError(f"frame_index: must be >= 0, got {int(fi.min())}")
         self.frame_index = np.ascontiguousarray(fi, dtype=np.int64)
-        self.hulls = self.local.hulls
+        self.hulls, self.meshes = self.local.hulls, self.local.meshes
         self.local.table.flags.writeable = False
-        self.local = WorldShapes(n, self.hulls, self.local.table)  # read-only views
+        self.local = WorldShapes(n, self.hulls, self.local.table, self.meshes)  # read-only views
         self.frame_index.flags.writeable = False
 
     def __len__(self) -> int:

@@ -22,7 +22,9 @@ the file, relative if it was):
 - collision groups outside 0-999: ignored (warned), as AMBF;
 - a body without collision geometry (no shape and no mesh, ``mesh: ''``, a mesh file missing or
   unreadable): kept as a frame, without collision (warned); AMBF drops such a body;
-- meshes: monitored as their convex hull (warned for AMBF's concave types);
+- meshes: monitored as AMBF collides them, the concave triangle mesh by default and the convex
+  hull for ``CONVEX_HULL`` and ``CONVEX_MESH`` (:mod:`~ambf_collision.model.adf_shapes`), or the
+  hull on request (``hull_meshes``);
 - ``sensors``, ``actuators``, ``soft bodies``, ``ghost objects``, ``vehicles``, ``volumes``: not
   monitored (warned); sensors are kept raw in ``AdfWorld.sensors``. A sensor or actuator listed
   without a mapping that has a ``type`` is skipped (warned), as AMBF skips it;
@@ -42,7 +44,9 @@ Joints, their types, limits and body references: :mod:`ambf_collision.model.adf_
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -66,7 +70,7 @@ from ambf_collision.model.adf_joints import (
     JointSpec,
     read_joint,
 )
-from ambf_collision.model.adf_shapes import ShapeSpec, body_shapes
+from ambf_collision.model.adf_shapes import ShapeSpec, as_hulls, body_shapes
 from ambf_collision.model.adf_yaml import MAX_FILE_BYTES, MAX_YAML_NODES, read_yaml
 from ambf_collision.model.names import NameIndex, normalize_namespace
 
@@ -157,7 +161,7 @@ class AdfWorld:
 # ---------------------------------------------------------------------------------------------
 
 
-def load_adf_files(paths, root_poses=None, namespaces=None) -> AdfWorld:
+def load_adf_files(paths, root_poses=None, namespaces=None, hull_meshes=()) -> AdfWorld:
     """Load one or several ADF files into one :class:`AdfWorld`.
 
     ``paths``: a path or a sequence of paths. ``root_poses``: optional per file (sequence aligned
@@ -165,7 +169,9 @@ def load_adf_files(paths, root_poses=None, namespaces=None) -> AdfWorld:
     the file's locations: ``T_world = T_file * T_location``. ``namespaces``: optional per file
     (sequence or dict, like ``root_poses``; None keeps the file's) the namespace that replaces
     the namespace of every body and joint of that file, so that two copies of one robot file load
-    side by side (``["/PSM1/", "/PSM2/"]``). Raises :class:`AdfError`; warns with
+    side by side (``["/PSM1/", "/PSM2/"]``). ``hull_meshes``: fnmatch patterns of body names
+    (qualified or plain) whose concave meshes are monitored as their convex hulls, for speed (a
+    pattern that matches no such body is warned). Raises :class:`AdfError`; warns with
     :class:`AdfWarning`.
     """
     files = [str(p) for p in ([paths] if isinstance(paths, (str, os.PathLike)) else paths)]
@@ -176,6 +182,8 @@ def load_adf_files(paths, root_poses=None, namespaces=None) -> AdfWorld:
     ignore_file: list = []
     loaded = []
     body_keys: set = set()  # AMBF's map keys: namespace + identifier + remap
+    hull_meshes = tuple(str(p) for p in (hull_meshes or ()))
+    hulled: set = set()  # the patterns that made a concave mesh a hull
     for fi, file in enumerate(files):
         path = Path(file)
         doc = read_yaml(path, file)
@@ -195,16 +203,15 @@ def load_adf_files(paths, root_poses=None, namespaces=None) -> AdfWorld:
         ns = ns_override[fi] or normalize_namespace(top.string(doc, ["namespace"], DEFAULT_NAMESPACE))
         low = top.string(doc, ["low resolution path"], "")
         dirs = (path.resolve().parent / low, path.parent / low)  # read, and named in messages
-        first = len(bodies)
         file_keys: set = set()
         for ident in _entry_list(top, doc, "bodies", repeats=True):
             b = _body(Entry(file, ident, sink), doc[ident], fi, ns, ns_override[fi], dirs)
+            _apply_hull_meshes(b, hull_meshes, hulled)
             if b.namespace + b.identifier in file_keys:
                 _rename_copy(b, body_keys, sink)
             file_keys.add(b.namespace + b.identifier + b.remap)
             body_keys.add(b.namespace + b.identifier + b.remap)
             bodies.append(b)
-        _warn_concave_meshes(sink, bodies[first:])
         loaded.append((file, fi, doc, ns, top, sink))
     _check_unique(bodies, lambda b: b.name, "body")
     bodies_by_name = NameIndex([b.namespace for b in bodies], [b.original_name for b in bodies], "body")
@@ -218,6 +225,10 @@ def load_adf_files(paths, root_poses=None, namespaces=None) -> AdfWorld:
     _check_unique(joints, lambda j: j.qualified_name, "joint")
     for *_, sink in loaded:
         sink.issue()
+    for pattern in hull_meshes:
+        if pattern not in hulled:
+            warnings.warn(AdfWarning(", ".join(files), "", "hull_meshes",
+                                     f"{pattern!r} matches no body with a concave mesh"), stacklevel=2)
     return AdfWorld(files, bodies, joints, poses, ignore_file, sensors, bodies_by_name)
 
 
@@ -313,11 +324,19 @@ def _rename_copy(b: BodySpec, taken: set, sink: FileWarnings) -> None:
              "again as {}, as AMBF loads it", b.name)
 
 
-def _warn_concave_meshes(sink: FileWarnings, bodies: list) -> None:
-    for b in bodies:
-        if any(s.kind == "convex" and s.params["mesh_type"] is None for s in b.shape_specs):
-            sink.add(b.identifier, key_text(["collision mesh type"]), "not given: AMBF's default TRIMESH is the "
-                     "concave mesh; monitored as its convex hull (conservative: never farther)")
+def _apply_hull_meshes(b: BodySpec, patterns: tuple, hulled: set) -> None:
+    """Make the concave meshes of body ``b`` hulls when a pattern matches its name (qualified or
+    plain; the pattern's spaces removed as AMBF removes them from names, so "yaw link" matches
+    ``yawlink``); the patterns that did are added to ``hulled``."""
+    if not any(s.kind == "mesh" for s in b.shape_specs):
+        return
+    hits = [p for p in patterns if any(fnmatch.fnmatchcase(n, q) for n in (b.name, b.plain_name)
+                                       for q in (p, p.replace(" ", "")))]
+    if not hits:
+        return
+    hulled.update(hits)
+    b.shape_specs = as_hulls(b.shape_specs)
+    b.shapes = [s.to_shape() for s in b.shape_specs]
 
 
 def _check_unique(entries: list, name_of, what: str) -> None:
@@ -352,7 +371,7 @@ def _body(e: Entry, b: dict, fi: int, file_ns: str, ns_override, mesh_dirs: tupl
             shapes.append(spec.to_shape())
         except ValueError as err:  # ShapeError: the geometry core refused the values
             raise AdfError(e.file, e.entry, spec.key, str(err)) from None
-    mesh = next((s.params["path"] for s in specs if s.kind == "convex"), None)
+    mesh = next((s.params["path"] for s in specs if s.kind in ("convex", "mesh")), None)
     return BodySpec(name=ns + name, plain_name=name, identifier=e.entry, file=e.file, file_index=fi,
                     namespace=ns, R=R, t=t, scale=scale, mass=mass, margin=margin,
                     groups=_groups(e, b), shape_specs=specs, shapes=shapes, mesh_path=mesh,

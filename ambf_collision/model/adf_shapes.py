@@ -8,46 +8,53 @@ and ``afShapeUtils::createCollisionShape``):
   collision offset: AMBF gives the plane to Bullet directly, in the body's inertial frame, so it
   sits at the ``inertial offset``.
 - ``compound collision shape: [{shape, geometry, offset}, ...]``: each primitive at its ``offset``.
-- otherwise ``collision mesh`` (or ``mesh``): the mesh's vertices, scaled by the body ``scale``, in
-  the body frame. The file is ``<ADF folder>/<file low resolution path>/<body low (or high)
-  resolution path>/<mesh>`` (absolute parts replace what precedes them).
+- otherwise ``collision mesh`` (or ``mesh``): the mesh, scaled by the body ``scale``, in the body
+  frame. The file is ``<ADF folder>/<file low resolution path>/<body low (or high) resolution
+  path>/<mesh>`` (absolute parts replace what precedes them).
 
 Primitive sizes are not scaled (as AMBF). BOX ``{x,y,z}`` full extents; CAPSULE ``height`` tip to
 tip (the segment is ``height - 2 radius`` long); CYLINDER, CONE (apex towards +axis, as Bullet's
 ``btConeShape``), CAPSULE along ``axis`` X, Y or Z (default Z; another letter: Z with a warning,
 as AMBF); PLANE ``{normal, offset}``: solid where ``normal . x < offset``.
 
-Meshes are monitored as their convex hull. That is exact for AMBF's ``CONVEX_HULL`` and
-``CONVEX_MESH`` types and conservative (never farther than the real surface) for the default
-``TRIMESH``, a concave mesh: the caller warns once per file about those. A mesh file that cannot be
-used (missing, empty name, unreadable, unsupported format, non-finite or huge) leaves its body
-without collision, with one warning; AMBF drops such a body altogether.
+A mesh is monitored as AMBF collides it (``afShapeUtils``): as its convex hull when ``collision
+mesh type`` is ``CONVEX_HULL`` or ``CONVEX_MESH`` (:data:`HULL_MESH_TYPES`, kind ``convex``), and
+otherwise as the concave triangle mesh (kind ``mesh``: no type, AMBF's default ``TRIMESH``,
+``CONCAVE_MESH``; another value is warned and read as the default). The caller may make a concave
+mesh a hull on purpose (``hull_meshes``, :func:`as_hulls`). What preparing a mesh changed or found
+(welded vertices, zero-area triangles dropped, triangles flipped, an open mesh, which has no
+inside and unsigned distances) is one warning naming the file. A mesh file that cannot be used
+(missing, empty name, unreadable, unsupported format, non-finite or huge, no triangle of
+non-zero area) leaves its body without collision, with one warning; AMBF drops such a body
+altogether.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
-from ambf_collision.geometry.meshes import (
-    MeshError,
-    read_mesh_vertices,
-    unique_vertices,
-)
+from ambf_collision.geometry.meshes import MeshError, read_mesh, read_mesh_vertices, unique_vertices
+from ambf_collision.geometry.mesh_parts import solid_parts
+from ambf_collision.geometry.trimesh import TriangleMesh
 from ambf_collision.geometry.tolerances import ADF_CAPSULE_HEIGHT_SLACK
 from ambf_collision.geometry.transforms import rpy_to_matrix
 from ambf_collision.model.adf_fields import MAX_MAGNITUDE, Entry, key_text, short
 
-__all__ = ["ShapeSpec", "body_shapes", "SHAPE_KINDS", "HULL_MESH_TYPES"]
+__all__ = ["ShapeSpec", "body_shapes", "as_hulls", "SHAPE_KINDS", "HULL_MESH_TYPES",
+           "CONCAVE_MESH_TYPES"]
 
 SHAPE_KINDS = ("box", "sphere", "cylinder", "capsule", "cone", "plane")
 """Primitive kinds of ``collision shape`` (any case)."""
 HULL_MESH_TYPES = ("CONVEX_HULL", "convex_hull", "hull", "CONVEX_MESH", "convex_mesh")
 """``collision mesh type`` values AMBF makes convex: monitored exactly by the hull."""
+CONCAVE_MESH_TYPES = ("CONCAVE_MESH", "concave_mesh", "TRIMESH", "trimesh")
+"""``collision mesh type`` values that name AMBF's default, the concave triangle mesh."""
 
 # Rotation taking the local z axis (the geometry core's shape axis) onto the ADF ``axis``.
 _AXIS_ROT = {
@@ -61,12 +68,14 @@ _AXIS_ROT = {
 class ShapeSpec:
     """One collision shape in its body's frame, before conversion to a geometry-core shape.
 
-    ``kind``: box, sphere, cylinder, capsule, cone, plane or convex. ``R``, ``t``: pose of the
-    shape frame in the body frame (shape axis = local z). ``params``: ``size`` (box, full
+    ``kind``: box, sphere, cylinder, capsule, cone, plane, convex or mesh. ``R``, ``t``: pose of
+    the shape frame in the body frame (shape axis = local z). ``params``: ``size`` (box, full
     extents, m), ``radius``/``height`` (m; capsule height tip to tip), ``normal``/``offset``
-    (plane, shape frame), ``vertices`` (convex: distinct mesh vertices (M,3) in the shape frame,
-    m), ``path`` and ``mesh_type`` (convex: the mesh file and the ``collision mesh type`` as
-    written, None when absent). ``key``: the ADF key it came from.
+    (plane, shape frame), ``vertices`` (convex and mesh: distinct mesh vertices (M,3) in the
+    shape frame, m), ``mesh`` (mesh: the prepared
+    :class:`~ambf_collision.geometry.trimesh.TriangleMesh`), ``path``, ``scale`` and
+    ``mesh_type`` (convex and mesh: the mesh file, the body scale applied to it and the
+    ``collision mesh type`` as written, None when absent). ``key``: the ADF key it came from.
     """
 
     kind: str
@@ -100,6 +109,8 @@ class ShapeSpec:
             return S.Plane(n, p["offset"] + float(n @ self.t))
         if self.kind == "convex":
             return S.ConvexHull(np.asarray(p["vertices"], float), self.t.copy(), q)
+        if self.kind == "mesh":
+            return S.Mesh(p["mesh"], self.t.copy(), q, p["path"], p["scale"], p["part"])
         raise ValueError(f"unknown shape kind {self.kind!r}")
 
 
@@ -135,8 +146,7 @@ def body_shapes(entry: Entry, body: dict, mesh_dir: Path, scale: float, shown_di
         entry.warn(["collision shape"], "no 'collision shape', 'compound collision shape' or "
                    "'mesh': the body has no collision geometry")
         return []
-    spec = _mesh(entry, body, key, mesh_dir, scale, mesh_dir if shown_dir is None else shown_dir)
-    return [] if spec is None else [spec]
+    return _mesh(entry, body, key, mesh_dir, scale, mesh_dir if shown_dir is None else shown_dir)
 
 
 def _primitive(entry: Entry, body: dict, shape_path: list, geom_path: list, R_off, t_off) -> ShapeSpec:
@@ -170,13 +180,44 @@ def _primitive(entry: Entry, body: dict, shape_path: list, geom_path: list, R_of
     return ShapeSpec(kind, R_off @ _AXIS_ROT[axis.lower()], t_off, {"radius": radius, "height": height}, key)
 
 
-def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float, shown_dir: Path) -> Optional[ShapeSpec]:
-    """The convex spec of the body's collision mesh, or None (with one warning naming the mesh
-    file as ``shown_dir`` leads to it)."""
+def as_hulls(specs: list) -> list:
+    """The specs with each mesh file's ``mesh`` specs (its solids) replaced by one ``convex``
+    spec, the hull of all their vertices (the same file and scale); other specs as they are."""
+    out, merged = [], {}
+    for spec in specs:
+        if spec.kind != "mesh":
+            out.append(spec)
+            continue
+        hull = merged.get(spec.params["path"])
+        if hull is None:
+            params = {k: v for k, v in spec.params.items() if k not in ("mesh", "part")}
+            hull = merged[spec.params["path"]] = ShapeSpec("convex", spec.R, spec.t, params, spec.key)
+            out.append(hull)
+        else:
+            hull.params["vertices"] = np.concatenate([hull.params["vertices"], spec.params["vertices"]])
+    return out
+
+
+@lru_cache(maxsize=64)
+def _prepared(path: str, stamp: tuple, scale: float) -> tuple:
+    """``(parts, notes)``: the mesh file ``path`` read, scaled, prepared and split into solids
+    (:func:`~ambf_collision.geometry.mesh_parts.solid_parts`), and what that did (``stamp``: its
+    size and modification time, so that a changed file is read again); bodies and loads that
+    share a mesh share it."""
+    V, F = read_mesh(path)
+    mesh = TriangleMesh.build(V * scale, F)
+    parts, note = solid_parts(mesh)
+    return parts, mesh.warnings + ([note] if note else [])
+
+
+def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float, shown_dir: Path) -> list:
+    """The specs of the body's collision mesh (``mesh``: one per solid of the file, usually one;
+    ``convex`` for AMBF's convex types), or none (with one warning naming the mesh file as
+    ``shown_dir`` leads to it)."""
     name = entry.string(body, [key])
     if not name.strip():
         entry.warn([key], "empty mesh name: the body has no collision geometry")
-        return None
+        return []
     folder = body.get("low resolution path")
     folder_key = "low resolution path"
     if folder is None:
@@ -187,25 +228,37 @@ def _mesh(entry: Entry, body: dict, key: str, mesh_dir: Path, scale: float, show
     mesh_type = None
     if body.get("collision mesh type") is not None:
         mesh_type = entry.string(body, ["collision mesh type"])
-        if mesh_type not in HULL_MESH_TYPES:
-            entry.warn(["collision mesh type"], "{}: monitored as the convex hull of the mesh "
-                       "(conservative: never farther than the mesh)", mesh_type)
+        if mesh_type not in HULL_MESH_TYPES + CONCAVE_MESH_TYPES:
+            entry.warn(["collision mesh type"], "{}: not a type AMBF knows: monitored as the "
+                       "concave mesh (AMBF's default)", mesh_type)
     try:
         found = path.is_file()
     except OSError as e:  # e.g. a name too long for the file system
         found, shown = False, f"{shown} ({e.strerror or e})"
     if not found:
         entry.warn([key], "collision mesh not found: {}: the body has no collision geometry", shown)
-        return None
+        return []
+    hull = mesh_type in HULL_MESH_TYPES
     try:
-        v = unique_vertices(read_mesh_vertices(path)) * scale
-    except MeshError as e:  # its message starts with the path read
-        problem = str(e).replace(str(path), shown, 1)
+        if hull:
+            v = unique_vertices(read_mesh_vertices(path)) * scale
+        else:
+            stat = path.stat()
+            parts, notes = _prepared(str(path), (stat.st_size, stat.st_mtime_ns), float(scale))
+            v = np.concatenate([p.vertices for p in parts])
+    except (MeshError, ValueError) as e:  # a MeshError's message starts with the path read
+        problem = str(e).replace(str(path), shown, 1) if isinstance(e, MeshError) else f"{shown}: {e}"
         entry.warn([key], "{}: the body has no collision geometry", problem)
-        return None
+        return []
     if np.abs(v).max() > MAX_MAGNITUDE:
         entry.warn([key], f"{{}}: coordinates beyond {MAX_MAGNITUDE:g} m after scaling: the "
                    "body has no collision geometry", shown)
-        return None
-    params = {"vertices": v, "path": str(path), "mesh_type": mesh_type}
-    return ShapeSpec("convex", np.eye(3), np.zeros(3), params, key)
+        return []
+    params = {"vertices": v, "path": str(path), "scale": float(scale), "mesh_type": mesh_type}
+    if hull:
+        return [ShapeSpec("convex", np.eye(3), np.zeros(3), params, key)]
+    if notes:
+        entry.warn([key], "{}", f"{shown}: " + "; ".join(notes))
+    return [ShapeSpec("mesh", np.eye(3), np.zeros(3),
+                      dict(params, vertices=p.vertices, mesh=p, part=i), key)
+            for i, p in enumerate(parts)]

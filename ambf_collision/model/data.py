@@ -68,7 +68,7 @@ class Data:
         self.body_R, self.body_t, self.joint_R, self.joint_t = k.body_R, k.body_t, k.joint_R, k.joint_t
         self.joint_axis, self.joint_origin = k.joint_axis, k.joint_origin
         self.closure_residuals = residuals
-        self.world = WorldShapes(N, model.hulls, world)
+        self.world = WorldShapes(N, model.hulls, world, model.meshes)
         self.results = results
         self.distance, self.exact = results["distance"], results["exact"]
         self.point_1, self.point_2 = results["point_1"], results["point_2"]

@@ -9,7 +9,8 @@ Model buffer: ``joints``, ``bodies``, ``couplings`` (``kinematics_kernels`` dtyp
 each in its body's frame), ``shape_body (N,)``; ``bounds`` and ``pairs`` (``geometry/pairs.py``
 dtypes); the nine hull arrays (:class:`~ambf_collision.geometry.hulls.Hulls` order);
 ``pair_bodies (2P,)`` (the two bodies of pair ``p`` at ``2p``, ``2p + 1``),
-``pair_environment (P,)`` (1 for a robot-environment pair, 0 for a self pair: ``model.py``).
+``pair_environment (P,)`` (1 for a robot-environment pair, 0 for a self pair: ``model.py``);
+the ten mesh arrays (:class:`~ambf_collision.geometry.mesh_set.Meshes` order).
 
 Data buffer: ``joints`` (``JOINT_STATE_DTYPE``), ``files`` and ``bodies`` (``POSE_DTYPE``),
 ``closure_residuals (K,2)``, ``world`` (the shapes in world, ``SHAPE_DTYPE``), ``results``
@@ -27,6 +28,7 @@ import math
 from numba import njit
 
 from ambf_collision.geometry.hulls import Hulls
+from ambf_collision.geometry.mesh_set import Meshes
 from ambf_collision.geometry.pairs import (BOUND_DTYPE, PAIR_DTYPE, PAIR_RESULT_DTYPE,
                                            contact_order, evaluate_pairs, pair_constants,
                                            pair_results)
@@ -37,13 +39,14 @@ from ambf_collision.model.kinematics_kernels import (BODY_DTYPE, COUPLING_DTYPE,
                                                      JOINT_STATE_DTYPE, POSE_DTYPE,
                                                      forward_kinematics, kinematics_buffers,
                                                      kinematics_constants)
-from ambf_collision.model.table_buffer import (float_matrix, float_vector, int_vector, records,
-                                                words_of)
+from ambf_collision.model.table_buffer import (float_matrix, float_vector, int32_matrix, int_vector,
+                                                records, words_of)
 
 __all__ = ["MODEL_TABLES", "DATA_TABLES", "evaluate_model"]
 
 MODEL_TABLES = ("joints", "bodies", "couplings", "closure_joints", "shapes", "shape_body",
-                "bounds", "pairs") + Hulls._fields + ("pair_bodies", "pair_environment")
+                "bounds", "pairs") + Hulls._fields + ("pair_bodies", "pair_environment") + tuple(
+                    f"mesh_{name}" for name in Meshes._fields)
 """The Model buffer's tables, in order."""
 DATA_TABLES = ("joints", "files", "bodies", "closure_residuals", "world", "results",
                "contact_index", "contact_rows", "shape_moved")
@@ -52,9 +55,9 @@ DATA_TABLES = ("joints", "files", "bodies", "closure_residuals", "world", "resul
 
 @njit(cache=True, inline="always")
 def model_tables(model):
-    """``(K, link, C, H, pair_bodies, pair_environment)``: the kinematics constants, the shapes
-    in their bodies' frames, the pair constants, the hulls, the pairs' bodies and which pairs are
-    robot-environment pairs, of a Model buffer."""
+    """``(K, link, C, H, M, pair_bodies, pair_environment)``: the kinematics constants, the
+    shapes in their bodies' frames, the pair constants, the hulls, the meshes, the pairs' bodies
+    and which pairs are robot-environment pairs, of a Model buffer."""
     h, f = words_of(model)
     K = kinematics_constants(records(model, h, 0, JOINT_DTYPE), records(model, h, 1, BODY_DTYPE),
                              records(model, h, 2, COUPLING_DTYPE), int_vector(h, 3))
@@ -63,7 +66,11 @@ def model_tables(model):
     H = Hulls(float_matrix(f, h, 8, 3), int_vector(h, 9), float_matrix(f, h, 10, 3),
               float_vector(f, h, 11), int_vector(h, 12), float_matrix(f, h, 13, 3),
               float_vector(f, h, 14), int_vector(h, 15), int_vector(h, 16))
-    return K, link, C, H, int_vector(h, 17), int_vector(h, 18)
+    M = Meshes(float_matrix(f, h, 19, 3), int32_matrix(model, h, 20, 3),
+               int32_matrix(model, h, 21, 3), float_matrix(f, h, 22, 3), float_matrix(f, h, 23, 6),
+               int32_matrix(model, h, 24, 2), int_vector(h, 25), int_vector(h, 26),
+               int_vector(h, 27), int_vector(h, 28))
+    return K, link, C, H, M, int_vector(h, 17), int_vector(h, 18)
 
 
 @njit(cache=True, inline="always")
@@ -91,11 +98,11 @@ def evaluate_model(model, data, near, report_distance, environment_report_distan
     ``contact_index``, and per contact its row of message values (distance, world vectors,
     distance Jacobian, distance rate, witnesses in body frames: ``contact_rows.py``). Returns
     ``(number of contacts, closest pair, its distance)`` (``-1, +inf`` without pairs)."""
-    K, link, C, H, pair_bodies, pair_environment = model_tables(model)
+    K, link, C, H, M, pair_bodies, pair_environment = model_tables(model)
     D, velocity, W, R, contact_index, rows, moved = data_tables(data)
     forward_kinematics(K, D)
     to_world(link, D.body_R, D.body_t, W, moved)
-    evaluate_pairs(W, H, C, near, R, moved)
+    evaluate_pairs(W, H, M, C, near, R, moved)
     closest, lowest = -1, math.inf
     for p in range(R.distance.shape[0]):
         if R.distance[p] < lowest or closest < 0:

@@ -29,6 +29,7 @@ from typing import Optional
 
 import numpy as np
 
+from ambf_collision.geometry.mesh_set import no_meshes
 from ambf_collision.geometry.pairs import PairDistance
 from ambf_collision.geometry.shapes import KIND_NAMES
 from ambf_collision.geometry.world_shapes import LinkShapes, hull_arrays
@@ -126,7 +127,7 @@ class Model:
         self.shape_body = np.array(shape_body, dtype=np.intp)
         self.shape_info = info
         self.link_shapes = LinkShapes(shapes, self.shape_body)  # may be empty
-        self.hulls = self.link_shapes.hulls
+        self.hulls, self.meshes = self.link_shapes.hulls, self.link_shapes.meshes
         self._groups = {}
         for b in world.bodies:
             self._groups[b.name] = b.groups
@@ -164,7 +165,8 @@ class Model:
             self.pair_distance.bound_table, self.pair_distance.pair_table)
             + tuple(hull_arrays(self.hulls))
             + (np.ascontiguousarray(self.pair_bodies, dtype=np.int64).reshape(-1),
-               self.pair_environment.astype(np.int64)), writeable=False)
+               self.pair_environment.astype(np.int64))
+            + tuple(no_meshes() if self.meshes is None else self.meshes.arrays()), writeable=False)
         self.tables = dict(zip(MODEL_TABLES, views))
 
     def with_overrides(self, overrides: Optional[Overrides] = None, padding=None) -> "Model":
@@ -180,11 +182,13 @@ class Model:
 
     @classmethod
     def from_files(cls, paths, overrides: Optional[Overrides] = None, root_poses=None,
-                   couplings=None, namespaces=None, padding=None) -> "Model":
+                   couplings=None, namespaces=None, padding=None, hull_meshes=()) -> "Model":
         """Load ADF files (see :func:`load_adf_files`: ``namespaces`` renames each file's bodies
-        and joints) and compile. ``couplings``: a couplings YAML path or a sequence of rules
-        (:mod:`couplings`). Raises ``AdfError`` (also :class:`CouplingError`, one of them)."""
-        world = load_adf_files(paths, root_poses=root_poses, namespaces=namespaces)
+        and joints; ``hull_meshes`` body name patterns whose concave meshes become hulls) and
+        compile. ``couplings``: a couplings YAML path or a sequence of rules (:mod:`couplings`).
+        Raises ``AdfError`` (also :class:`CouplingError`, one of them)."""
+        world = load_adf_files(paths, root_poses=root_poses, namespaces=namespaces,
+                               hull_meshes=hull_meshes)
         return cls.from_world(world, overrides, couplings, padding)
 
     @classmethod

@@ -5,8 +5,8 @@ plain array and about 300 ns for a record (structured) array, whose dtype it has
 The Model's constant tables and the Data's per-cycle tables are therefore each kept in one
 ``uint8`` buffer. Python works on views of it (record tables, plain arrays); compiled code takes
 the buffer, views it once as int64 and float64 words (:func:`words_of`), and table ``i`` with
-:func:`records` (a view of its bytes), :func:`float_matrix`, :func:`float_vector` or
-:func:`int_vector` (slices of the words).
+:func:`records` or :func:`int32_matrix` (views of its bytes), :func:`float_matrix`,
+:func:`float_vector` or :func:`int_vector` (slices of the words).
 
 Layout (byte offsets): an int64 header ``[n, start_0, end_0, ..., start_{n-1}, end_{n-1}]``,
 then table ``i`` in ``[start_i, end_i)``, each start a multiple of 64 (every dtype here is
@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["pack", "words_of", "records", "float_matrix", "float_vector", "int_vector"]
+__all__ = ["pack", "words_of", "records", "float_matrix", "float_vector", "int_vector",
+           "int32_matrix"]
 
 _ALIGN = 64
 
@@ -75,3 +76,10 @@ def float_vector(floats, ints, i):
 def int_vector(ints, i):
     """Table ``i`` as a 1-D int64 array."""
     return ints[ints[1 + 2 * i] // 8:ints[2 + 2 * i] // 8]
+
+
+@njit(cache=True, inline="always")
+def int32_matrix(buffer, ints, i, columns):
+    """Table ``i`` as an int32 array ``(rows, columns)`` (a view of its bytes)."""
+    s, e = ints[1 + 2 * i], ints[2 + 2 * i]
+    return buffer[s:e].view(np.int32).reshape(((e - s) // (4 * columns), columns))

@@ -70,7 +70,8 @@ class Scene:
 
 
 def load_scene(adf_files, probe_files=(), namespaces=None, ignore_pairs=(), check_pairs=(),
-               coupling_files=(), couplings=(), root_poses=None, resolve=str) -> Scene:
+               coupling_files=(), couplings=(), root_poses=None, resolve=str,
+               hull_meshes=()) -> Scene:
     """Load and compile a scene.
 
     ``adf_files``: ADF paths (one world); ``namespaces``: per file the namespace that replaces
@@ -80,14 +81,16 @@ def load_scene(adf_files, probe_files=(), namespaces=None, ignore_pairs=(), chec
     multiplier * source + offset`` (format: :mod:`ambf_collision.model.couplings`);
     ``root_poses``: per file ``(R, t)`` placing it; ``probe_files``: tactile probe YAML files;
     ``resolve``: maps each path as given to a file system path (the node resolves
-    ``package://`` paths with it).
+    ``package://`` paths with it); ``hull_meshes``: body name patterns whose concave meshes are
+    monitored as their convex hulls (``Model.from_files``; a pattern matching none is warned).
     """
     adf_paths = [resolve(p) for p in adf_files]
     probe_paths = [resolve(p) for p in probe_files]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = _load_model(adf_paths, namespaces, ignore_pairs, check_pairs,
-                            [resolve(p) for p in coupling_files], list(couplings), root_poses)
+                            [resolve(p) for p in coupling_files], list(couplings), root_poses,
+                            list(hull_meshes))
         probe_set, probes = _load_probes(model, probe_paths)
     lines = []
     for w in caught:
@@ -98,10 +101,13 @@ def load_scene(adf_files, probe_files=(), namespaces=None, ignore_pairs=(), chec
 
 
 def _load_model(adf_paths, namespaces, ignore_pairs, check_pairs, coupling_files, couplings,
-                root_poses):
+                root_poses, hull_meshes):
     if not adf_paths:
         if coupling_files or couplings:
             raise ValueError("couplings given without any ADF file")
+        if hull_meshes:
+            warnings.warn(f"hull_meshes {hull_meshes}: no ADF file loaded, nothing matches",
+                          stacklevel=2)
         return EmptyModel()
     from ambf_collision.model import Model
     from ambf_collision.model.filtering import Overrides
@@ -116,6 +122,8 @@ def _load_model(adf_paths, namespaces, ignore_pairs, check_pairs, coupling_files
         kwargs["namespaces"] = [ns or None for ns in namespaces]
     if coupling_files or couplings:
         kwargs["couplings"] = _couplings(coupling_files, couplings)
+    if hull_meshes:
+        kwargs["hull_meshes"] = hull_meshes
     return Model.from_files(adf_paths, **kwargs)
 
 

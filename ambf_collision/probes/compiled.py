@@ -19,10 +19,12 @@ from dataclasses import replace
 
 import numpy as np
 
+from ambf_collision.geometry.mesh_set import Meshes
 from ambf_collision.geometry.pairs import bounding_spheres
 from ambf_collision.geometry.world_shapes import hull_arrays
+from ambf_collision.model.evaluate_kernel import MODEL_TABLES
 from ambf_collision.probes.data import ProbeData
-from ambf_collision.probes.layout import HEADER, model_sizes, model_views
+from ambf_collision.probes.layout import HEADER, MESH_TABLE, mesh_buffer, model_sizes, model_views
 from ambf_collision.probes.spec import expand_specs, resolve_body, sensed_bodies
 from ambf_collision.probes.stages import evaluate_probes
 
@@ -81,7 +83,9 @@ class ProbeModel:
     (B,); ``link_shapes``: the shapes in their bodies' frames (``local`` arrays,
     ``frame_index (S,)`` = body of each shape, ``hulls``); ``groups_of(body_name)``: collision
     groups of a body (needed for ``sense: {groups: ...}``); ``cluster_size``: most probes per
-    cluster.
+    cluster; ``meshes``: ``(buffer, first)``, a byte buffer holding ``link_shapes.meshes``'
+    arrays as tables ``first`` to ``first + 9`` (``probes/layout.py``; None: a buffer of their
+    own, :func:`~ambf_collision.probes.layout.mesh_buffer`).
 
     Attributes: ``names``, ``bodies`` (body name per probe), ``body_names``,
     ``patch_names``, ``specs`` (one ``ProbeSpec`` per probe), ``pairs_total`` (sensed
@@ -90,7 +94,8 @@ class ProbeModel:
     ``sensed``, ...): read-only views of the buffers ``floats`` and ``ints`` the kernel reads.
     """
 
-    def __init__(self, specs, body_names, link_shapes, groups_of=None, cluster_size=32):
+    def __init__(self, specs, body_names, link_shapes, groups_of=None, cluster_size=32,
+                 meshes=None):
         if cluster_size < 1:
             raise ValueError(f"cluster_size must be >= 1, got {cluster_size}")
         self.body_names = list(body_names)
@@ -102,6 +107,8 @@ class ProbeModel:
         self.link_shapes = link_shapes
         self.hulls = link_shapes.hulls
         self._hull_arrays = hull_arrays(self.hulls)
+        self.meshes = link_shapes.meshes
+        self.mesh_buffer, first_mesh_table = mesh_buffer(self.meshes) if meshes is None else meshes
         shape_body = np.asarray(link_shapes.frame_index, dtype=np.int64)
         if shape_body.size and (shape_body.min() < 0 or shape_body.max() >= len(self.body_names)):
             raise ValueError("link_shapes.frame_index holds an index outside body_names")
@@ -121,7 +128,8 @@ class ProbeModel:
         n_floats, n_ints = model_sizes.py_func(N, C, S, Q)
         self.floats = np.zeros(n_floats)
         self.ints = np.zeros(n_ints, dtype=np.int64)
-        self.ints[:HEADER] = (N, C, S, Q)
+        self.ints[:HEADER] = (N, C, S, Q, 0)
+        self.ints[MESH_TABLE] = first_mesh_table
         arrays = model_views.py_func(self.floats, self.ints)
         arrays.local_position[:] = local_position
         arrays.local_normal[:] = [p.normal for p in probes] if N else 0.0
@@ -170,9 +178,10 @@ class ProbeModel:
     @classmethod
     def from_model(cls, specs, model, cluster_size=32) -> "ProbeModel":
         """Compile against a :class:`ambf_collision.model.Model` (its bodies, its shapes in
-        their bodies' frames and its collision groups)."""
+        their bodies' frames, its collision groups and the meshes in its buffer)."""
         return cls(specs, model.body_names, model.link_shapes, groups_of=model.groups_of,
-                   cluster_size=cluster_size)
+                   cluster_size=cluster_size,
+                   meshes=(model.buffer, MODEL_TABLES.index(f"mesh_{Meshes._fields[0]}")))
 
     def __len__(self) -> int:
         return len(self.names)
@@ -189,7 +198,7 @@ class ProbeModel:
             raise ValueError(f"probe model compiled for {self.n_shapes} shapes on {self.n_bodies} "
                              f"bodies, evaluated with {len(world.kind)} shapes and {len(body_R)} poses")
         data.result.pairs_checked = evaluate_probes(
-            self.floats, self.ints, world.table, *self._hull_arrays, body_R, body_t,
+            self.floats, self.ints, world.table, *self._hull_arrays, self.mesh_buffer, body_R, body_t,
             data.floats, data.distance, data.ints, data.in_contact, data.scratch)
         return data.result
 

@@ -6,7 +6,9 @@ and a proximity ``range`` (m). Probes never take part in collision checking: the
 read the world shapes that the model computed for the cycle.
 
 For every sensed shape s the probe centre c has the signed distance ``d_surf`` to the
-surface of s (negative inside) and the outward normal ``n_c`` there (surface -> c).
+surface of s (negative inside) and the outward normal ``n_c`` there (surface -> c). A triangle
+mesh has an inside when it is closed; an open mesh has none: ``d_surf`` is then the unsigned
+distance and ``n_c`` points from the mesh to c on either side.
 
 - s *faces* the probe when ``n_c . n_s < 0`` (``n_s``: sensor normal in world); a shape
   that does not face the probe is not seen at all (neither touch nor proximity).

@@ -5,7 +5,13 @@
   sphere -> SPHERE; capsule -> CYLINDER along its segment + two SPHERE end caps; box -> CUBE;
   cylinder -> CYLINDER; cone -> TRIANGLE_LIST (a 24-sided mesh in the cone's frame);
   plane -> a large thin CUBE whose top face is the plane; convex hull -> TRIANGLE_LIST of its faces;
-  namespace ``shapes/<body>``, fixed ids;
+  triangle mesh -> MESH_RESOURCE of its file (``file://`` URI of the absolute path, spaces and
+  other reserved characters percent-encoded as RViz's resource retriever, libcurl, needs them;
+  scale the body scale on all three axes; RViz reads the file itself), or for a mesh built from
+  arrays (no file) TRIANGLE_LIST of its triangles. A file split into several solids (the parts of
+  one body's file: ``Mesh.part``) is drawn once, by its first part's marker, coloured by the
+  smallest distance of all its parts; the other parts' markers are DELETE actions (drawn by
+  the first); namespace ``shapes/<body>``, fixed ids;
 * every reported contact, namespace ``<body_1>=<body_2>``: an ARROW from witness point 1 along the
   normal (body 1 -> body 2) and a SPHERE_LIST of both witness points;
 * the probes: one SPHERE_LIST (namespace ``probes``), blue when free, yellow to red by force
@@ -23,6 +29,8 @@ their order. No value of a marker is ever NaN.
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
@@ -30,7 +38,7 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, PLANE, SPHERE
+from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, MESH, PLANE, SPHERE
 from ambf_collision.model.contact_rows import contact_columns, contact_row_width
 from ambf_collision.ros.marker_geometry import (cone_triangles, contact_markers, probe_markers,
                                                 shape_colours, shape_markers)
@@ -61,6 +69,41 @@ def _pt(x) -> Point:
     return Point(x=float(x[0]), y=float(x[1]), z=float(x[2]))
 
 
+def mesh_uri(path: str) -> str:
+    """The ``file://`` URI of a mesh file (absolute, percent-encoded) for ``mesh_resource``."""
+    return Path(os.path.abspath(path)).as_uri()
+
+
+def _mesh_markers(world, shapes) -> list:
+    """Per shape of ``world`` (WorldShapes) what draws a MESH shape: ``(uri, scale)`` when its
+    shape object in ``shapes`` (the shapes in the world's order, or None) names a file, else
+    its triangles as points ``(3T, 3)`` in its frame (the shape object's mesh, or the world's
+    MeshSet; none when neither is at hand); None for other kinds."""
+    out = []
+    for k, m in enumerate(np.asarray(world.mesh_id).tolist()):
+        shape = shapes[k] if shapes is not None else None
+        if m < 0:
+            out.append(None)
+        elif getattr(shape, "kind", None) == MESH and shape.path:
+            out.append((mesh_uri(shape.path), float(shape.scale)))
+        else:
+            tm = shape.mesh if getattr(shape, "kind", None) == MESH else (
+                world.meshes.meshes[m] if world.meshes is not None else None)
+            out.append(np.zeros((0, 3)) if tm is None else tm.vertices[tm.faces].reshape(-1, 3))
+    return out
+
+
+def _mesh_groups(meshes, labels) -> np.ndarray:
+    """Per shape the first shape with the same label (body) drawing the same mesh file
+    (``(uri, scale)`` entries of :func:`_mesh_markers`), else itself."""
+    first: dict = {}
+    group = np.arange(len(meshes), dtype=np.int64)
+    for k, m in enumerate(meshes):
+        if isinstance(m, tuple):
+            group[k] = first.setdefault((str(labels[k]), m), k)
+    return group
+
+
 def _expect_rows(what: str, a, rows: int) -> None:
     """ValueError unless ``a`` has ``rows`` rows."""
     if len(a) != rows:
@@ -69,7 +112,7 @@ def _expect_rows(what: str, a, rows: int) -> None:
 
 _MARKER_TYPE = {SPHERE: Marker.SPHERE, CAPSULE: Marker.CYLINDER, BOX: Marker.CUBE,
                 CYLINDER: Marker.CYLINDER, CONE: Marker.TRIANGLE_LIST, PLANE: Marker.CUBE,
-                CONVEX: Marker.TRIANGLE_LIST}
+                CONVEX: Marker.TRIANGLE_LIST, MESH: Marker.TRIANGLE_LIST}
 _TEMPLATES_KEPT = 64  # layouts (contact sets) kept per model before the cache starts afresh
 
 
@@ -106,8 +149,12 @@ class MarkerBuilder:
     namespace ``shapes/<label>``); ``pairs (P,2)``: shape indices of the checked pairs (to colour
     each shape by its smallest pair distance); ``hulls``: the outward triangles of CONVEX shapes as
     points ``(3T,3)`` in the shape's frame (list of N, None elsewhere; from the ``HullSet``);
-    ``cone_half``: the world shapes' ``half`` (N,3), for the cones' radius and height. Sizes in
-    metres; colours RGBA in [0, 1].
+    ``cone_half``: the world shapes' ``half`` (N,3), for the cones' radius and height;
+    ``meshes``: per shape, for MESH shapes, ``(uri, scale)`` (a MESH_RESOURCE of that file at
+    that scale) or triangle points ``(3T,3)`` in the shape's frame (a TRIANGLE_LIST), None
+    elsewhere (list of N); ``mesh_group (N,)``: per shape the shape whose marker draws it (itself,
+    or the first part of its body's mesh file: its marker is then a DELETE and its distances
+    colour that part's marker). Sizes in metres; colours RGBA in [0, 1].
 
     :meth:`build` serializes a :class:`~ambf_collision.ros.message_template.MessageTemplate` once
     per layout (the world frame, the contacts' namespaces sorted, the probe count) and then only
@@ -117,14 +164,17 @@ class MarkerBuilder:
     def __init__(self, kinds, shape_labels, pairs=None, hulls=None, world_frame="world",
                  near=0.05, lifetime=0.25, plane_size=4.0, plane_thickness=0.01,
                  shape_alpha=0.6, plane_alpha=0.3, probe_diameter=0.005, force_full_scale=2.0,
-                 arrow_length=0.05, cone_half=None):
+                 arrow_length=0.05, cone_half=None, meshes=None, mesh_group=None):
         self.kinds = np.asarray(kinds, dtype=np.int64).reshape(-1)
         n = len(self.kinds)
         self.labels = [str(s) for s in shape_labels]
         if len(self.labels) != n:
             raise ValueError(f"shape_labels: need one per shape ({n}), got {len(self.labels)}")
+        self.group = np.arange(n, dtype=np.int64) if mesh_group is None else \
+            np.asarray(mesh_group, dtype=np.int64).reshape(-1)
+        # the pairs as they colour the markers: a part's pairs colour its group's marker
         self.pairs = np.zeros((0, 2), dtype=np.int64) if pairs is None else \
-            np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
+            np.ascontiguousarray(self.group[np.asarray(pairs, dtype=np.int64).reshape(-1, 2)])
         self.checked = np.zeros(n, dtype=bool)
         self.checked[self.pairs.ravel()] = True
         self.world_frame = world_frame
@@ -141,35 +191,50 @@ class MarkerBuilder:
         self.caps = np.flatnonzero(self.kinds == CAPSULE)
         self.owner = np.concatenate([np.arange(n), self.caps, self.caps]).astype(np.int64)
         hulls = hulls if hulls is not None else [None] * n
+        meshes = meshes if meshes is not None else [None] * n
         per_label: dict[str, int] = {}
-        self._shape_static = []  # (ns, id, type, alpha, mesh points or None) per shape marker
+        # (ns, id, type, alpha, mesh points or None, (uri, scale) or None, action) per marker
+        self._shape_static = []
         for i, k in enumerate(self.owner.tolist()):
             ns = f"shapes/{self.labels[k]}"
             marker_id = per_label.get(ns, 0)
             per_label[ns] = marker_id + 1
             kind = int(self.kinds[k])
-            mesh = None
-            if i < n and kind == CONE:
+            mesh = resource = None
+            marker_type = _MARKER_TYPE[kind] if i < n else Marker.SPHERE
+            if i < n and kind == MESH and isinstance(meshes[k], tuple):
+                resource, marker_type = meshes[k], Marker.MESH_RESOURCE
+            elif i < n and kind == MESH:
+                mesh = [_pt(p) for p in (meshes[k] if meshes[k] is not None else ())]
+            elif i < n and kind == CONE:
                 r, h = (cone_half[k][0], 2.0 * cone_half[k][2]) if cone_half is not None \
                     else (0.05, 0.1)
                 mesh = [_pt(p) for p in cone_triangles(r, h)]
             elif i < n and kind == CONVEX:
                 mesh = [_pt(p) for p in (hulls[k] if hulls[k] is not None else ())]
-            self._shape_static.append((ns, marker_id, _MARKER_TYPE[kind] if i < n else Marker.SPHERE,
-                                       float(plane_alpha if kind == PLANE else shape_alpha), mesh))
-        self.scaled = np.array([mesh is None for *_, mesh in self._shape_static], dtype=bool)
-        # the row of each marker's scale in the cycle's numbers (-1: a mesh, drawn at scale 1)
+            drawn = i >= n or self.group[k] == k
+            self._shape_static.append((ns, marker_id, marker_type,
+                                       float(plane_alpha if kind == PLANE else shape_alpha), mesh,
+                                       resource, Marker.ADD if drawn else Marker.DELETE))
+        self.scaled = np.array([mesh is None and resource is None
+                                for *_, mesh, resource, _ in self._shape_static], dtype=bool)
+        # the row of each marker's scale in the cycle's numbers (-1: a mesh, drawn at scale 1,
+        # or a mesh resource, at its file's scale)
         self.scale_row = np.where(self.scaled, np.cumsum(self.scaled) - 1, -1).astype(np.int64)
 
     @classmethod
-    def from_world_shapes(cls, world, shape_labels, pairs=None, **kw) -> "MarkerBuilder":
+    def from_world_shapes(cls, world, shape_labels, pairs=None, shapes=None,
+                          **kw) -> "MarkerBuilder":
         """Layout from a :class:`~ambf_collision.geometry.world_shapes.WorldShapes` (hulls drawn
-        with their ``HullSet`` triangles)."""
+        with their ``HullSet`` triangles; meshes as the files named by their shape objects
+        ``shapes``, the shapes in the world's order, else with their ``MeshSet`` triangles)."""
         hs = world.hulls
-        hulls = [None if h < 0 else hs.hull_vertices(h)[hs.hull_triangles(h)].reshape(-1, 3)
-                 for h in np.asarray(world.hull_id).tolist()]
-        return cls(world.kind, shape_labels, pairs, hulls=hulls,
-                   cone_half=np.asarray(world.half), **kw)
+        hulls = [None if h < 0 or world.kind[k] != CONVEX
+                 else hs.hull_vertices(h)[hs.hull_triangles(h)].reshape(-1, 3)
+                 for k, h in enumerate(np.asarray(world.hull_id).tolist())]
+        meshes = _mesh_markers(world, shapes)
+        return cls(world.kind, shape_labels, pairs, hulls=hulls, cone_half=np.asarray(world.half),
+                   meshes=meshes, mesh_group=_mesh_groups(meshes, shape_labels), **kw)
 
     def build(self, world, pair_distances=None, contact_info=(), contact_rows=None,
               probe_result=None, stamp=None, world_frame=None) -> bytes:
@@ -251,8 +316,8 @@ class MarkerBuilder:
 
     def _marker_array(self, frame: str, contact_namespaces, nums: _Numbers, stamp: Time):
         """The MarkerArray of one layout with the numbers ``nums`` (for :class:`MessageTemplate`)."""
-        def marker(**kw) -> Marker:
-            mk = Marker(action=Marker.ADD, lifetime=self.lifetime, **kw)
+        def marker(action=Marker.ADD, **kw) -> Marker:
+            mk = Marker(action=action, lifetime=self.lifetime, **kw)
             mk.header.stamp, mk.header.frame_id = stamp, frame
             return mk
 
@@ -260,13 +325,16 @@ class MarkerBuilder:
         deleteall.header.stamp, deleteall.header.frame_id = stamp, frame
         out = [deleteall]
         scales = iter(nums.scale.tolist())
-        for (ns, marker_id, kind, alpha, mesh), p, q, rgb in zip(
+        for (ns, marker_id, kind, alpha, mesh, resource, action), p, q, rgb in zip(
                 self._shape_static, nums.pos.tolist(), nums.quat.tolist(), nums.shape_rgb.tolist()):
-            mk = marker(ns=ns, id=marker_id, type=kind)
+            mk = marker(action=action, ns=ns, id=marker_id, type=kind)
             mk.pose.position = Point(x=p[0], y=p[1], z=p[2])
             mk.pose.orientation.x, mk.pose.orientation.y, mk.pose.orientation.z, \
                 mk.pose.orientation.w = q
-            if mesh is None:
+            if resource is not None:
+                mk.mesh_resource = resource[0]
+                mk.scale.x = mk.scale.y = mk.scale.z = resource[1]
+            elif mesh is None:
                 mk.scale.x, mk.scale.y, mk.scale.z = next(scales)
             else:
                 mk.scale.x = mk.scale.y = mk.scale.z = 1.0
@@ -336,8 +404,8 @@ def build_markers(model, result, probe_result, world_frame, stamp, *, data=None,
     """The serialized MarkerArray of a model's evaluation ``result`` (and ``probe_result``, may
     be None); ``deserialize_message(raw, MarkerArray)`` reads it, a publisher sends it raw.
 
-    Uses from ``model``: ``shape_body_names`` (or ``body_names`` + ``shape_body``) and ``pairs``
-    (P,2) shape indices; from ``result``: ``distances (P,)``, ``contact_info`` and
+    Uses from ``model``: ``shape_body_names`` (or ``body_names`` + ``shape_body``), ``pairs``
+    (P,2) shape indices and ``shapes`` (the shape objects: the files of its meshes, if any); from ``result``: ``distances (P,)``, ``contact_info`` and
     ``contact_rows`` (``model/contact_rows.py``), and the world shapes
     as ``result.world`` (or ``data.world``, or ``world=``). ``stamp``: builtin_interfaces/Time,
     rclpy Time or seconds. ``near`` (m): distance below which shapes turn orange/yellow (the
@@ -348,7 +416,8 @@ def build_markers(model, result, probe_result, world_frame, stamp, *, data=None,
     cache = {} if cache is None else cache
     if cache.get("model") is not model:
         cache["model"], cache["builder"] = model, MarkerBuilder.from_world_shapes(
-            w, _shape_labels(model), pairs, world_frame=world_frame, near=near,
+            w, _shape_labels(model), pairs, shapes=getattr(model, "shapes", None),
+            world_frame=world_frame, near=near,
             lifetime=lifetime, **kw)
     builder = cache["builder"]
     builder.near = float(near)

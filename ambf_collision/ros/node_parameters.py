@@ -20,6 +20,11 @@ PARAMETERS = {
     "adf_namespaces": P([""], STRINGS, "per ADF file the namespace that replaces the file's own "
                         "(e.g. ['/psm1/', '/psm2/'] for two copies of one arm); [''] keeps each "
                         "file's own"),
+    "hull_meshes": P([""], STRINGS, "bodies (names or fnmatch patterns, qualified or plain) "
+                     "whose concave collision meshes are monitored as their convex hulls, for "
+                     "speed (never farther than the mesh); [''] = none: every mesh is monitored "
+                     "as AMBF collides it (concave unless its 'collision mesh type' is "
+                     "CONVEX_HULL or CONVEX_MESH)"),
     "probe_files": P([""], STRINGS, "tactile probe YAML files; [''] = no probes"),
     "coupling_files": P([""], STRINGS, "YAML files of coupled joints (passive = multiplier * "
                         "source + offset), e.g. a dVRK arm's parallelogram"),

@@ -84,7 +84,8 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
         scene = load_scene(files["adf_files"], files["probe_files"],
                            namespaces=params["adf_namespaces"] or None,
                            ignore_pairs=params["ignore_pairs"], check_pairs=params["check_pairs"],
-                           coupling_files=files["coupling_files"], couplings=params["couplings"])
+                           coupling_files=files["coupling_files"], couplings=params["couplings"],
+                           hull_meshes=params["hull_meshes"])
         warm_up(scene, world_frame, marker_cache)
     model = scene.model
     writer = ContactArrayWriter(world_frame)

@@ -195,3 +195,47 @@ def test_the_tool_says_once_when_numba_compiles_and_not_when_nothing_does(capsys
     assert cli_main.main(["pairs", "any.yaml"]) == 0
     out, err = capsys.readouterr()
     assert out == "5.0\n" and err == ""
+
+
+PSM = str(REPO / "test" / "model" / "adf_models" / "ambf" / "descriptions" / "multi-bodies" / "robots"
+          / "blender-psm.yaml")
+
+
+def _kinds(model) -> dict:
+    return {i.body.rsplit("/", 1)[-1]: i.kind for i in model.shape_info}
+
+
+@pytest.mark.parametrize("command", ["pairs", "check"])
+def test_hull_meshes_option_makes_the_listed_psm_bodies_hulls(command):
+    """``--hull-meshes`` (repeatable, on every subcommand that loads ADF files): the PSM bodies
+    it names, plain or by pattern, are monitored as hulls (kind ``convex``), the others as
+    AMBF's concave meshes (``mesh``); nothing is warned when every pattern matches."""
+    from ambf_collision.cli.main import build_parser
+    from ambf_collision.cli.model import build_model
+    args = build_parser().parse_args([command, PSM, "--hull-meshes", "toolpitchlink",
+                                      "--hull-meshes", "/ambf/env/psm/pitch*link"])
+    model = build_model(args)
+    kinds = _kinds(model)
+    assert kinds["toolpitchlink"] == "convex"
+    assert {k for k, v in kinds.items() if k.startswith("pitch")} == {
+        "pitchbacklink", "pitchbottomlink", "pitchendlink", "pitchfrontlink", "pitchtoplink"}
+    assert all(v == "convex" for k, v in kinds.items() if k.startswith("pitch"))
+    assert kinds["yawlink"] == kinds["baselink"] == kinds["toolgripper1link"] == "mesh"
+    assert _kinds(build_model(build_parser().parse_args([command, PSM])))["toolpitchlink"] == "mesh"
+
+
+def test_hull_meshes_pattern_matching_nothing_is_warned(capsys):
+    """A ``--hull-meshes`` pattern that names no body with a concave mesh: one warning on
+    stderr quoting it, the report as without it (exit 0)."""
+    code, out, err = run(capsys, "pairs", PSM, "--json", "--hull-meshes", "no_such_link*")
+    assert code == 0
+    assert "'no_such_link*' matches no body with a concave mesh" in err
+    plain_code, plain_out, _ = run(capsys, "pairs", PSM, "--json")
+    assert plain_code == 0 and json.loads(out) == json.loads(plain_out)
+
+
+def test_hull_meshes_in_help(capsys):
+    for command in ("pairs", "check"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "--hull-meshes PATTERN" in capsys.readouterr().out

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from conftest import EXAMPLES
 
+from ambf_collision.geometry import shapes as S
 from ambf_collision.model.adf import AdfError, AdfWarning, load_adf_files
 
 needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason=f"AMBF examples absent: {EXAMPLES}")
@@ -139,7 +140,9 @@ def test_same_body_in_two_files_still_refused(tmp_path):
 # ------------------------------------------------------------------------ one line per key
 
 
-def test_explicit_mesh_type_of_21_bodies_is_one_warning(tmp_path):
+def test_one_open_mesh_of_21_bodies_is_one_warning(tmp_path):
+    """21 bodies sharing a one-triangle mesh (explicitly CONCAVE_MESH, AMBF's default): the mesh
+    is open (unsigned distances), said once for the file, naming the mesh."""
     (tmp_path / "low").mkdir()
     (tmp_path / "low" / "t.obj").write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\n")
     names = [f"L{k:02d}" for k in range(21)]
@@ -149,8 +152,9 @@ def test_explicit_mesh_type_of_21_bodies_is_one_warning(tmp_path):
     w, warned = load(write(tmp_path, doc))
     assert all(len(b.shapes) == 1 for b in w.bodies)
     ((m,),) = [warned]
-    assert (m.entry, m.key) == ("BODY L00, BODY L01, BODY L02, BODY L03 and 17 more", "'collision mesh type'")
-    assert m.message.startswith("CONCAVE_MESH: monitored as the convex hull")
+    assert (m.entry, m.key) == ("BODY L00, BODY L01, BODY L02, BODY L03 and 17 more", "mesh")
+    assert "t.obj" in m.message and "the mesh is open (unsigned distances)" in m.message
+    assert all(s.kind == S.MESH and not s.mesh.closed for b in w.bodies for s in b.shapes)
 
 
 def test_differing_details_of_one_key_make_one_line(tmp_path):

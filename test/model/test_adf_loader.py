@@ -230,10 +230,10 @@ def test_mesh_collision_binary_stl_scaled(tmp_path):
     doc = adf({"A": {"mesh": "Wrist.STL", "scale": 2.0}}, **{"low resolution path": "./meshes/"})
     del doc["BODY A"]["collision shape"], doc["BODY A"]["collision geometry"]
     w = load_adf_files(write(tmp_path, doc))
-    (hull,) = w.bodies[0].shapes
-    assert isinstance(hull, S.ConvexHull)
+    (mesh,) = w.bodies[0].shapes   # no `collision mesh type`: AMBF's concave mesh
+    assert isinstance(mesh, S.Mesh) and mesh.scale == 2.0
     expect = np.unique(_stl_binary_vertices(tmp_path / "meshes" / "Wrist.STL") * 2.0, axis=0)
-    np.testing.assert_allclose(np.unique(hull.vertices, axis=0), expect, rtol=1e-6)
+    np.testing.assert_allclose(np.unique(mesh.vertices, axis=0), expect, rtol=1e-6)
 
 
 def test_mesh_collision_ascii_stl_and_obj(tmp_path):
@@ -247,8 +247,9 @@ def test_mesh_collision_ascii_stl_and_obj(tmp_path):
     w = load_adf_files(write(tmp_path, doc))
     np.testing.assert_allclose(np.unique(w.bodies[0].shapes[0].vertices, axis=0),
                                [[0, 0, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0]])
+    # the triangle mesh keeps the vertices its one face uses (v 0 0 2 is in no face)
     np.testing.assert_allclose(np.unique(w.bodies[1].shapes[0].vertices, axis=0),
-                               [[0, 0, 0], [0, 0, 2], [0, 2, 0], [2, 0, 0]])
+                               [[0, 0, 0], [0, 2, 0], [2, 0, 0]])
 
 
 def test_single_plane_sits_at_the_inertial_offset(tmp_path):
@@ -267,7 +268,7 @@ def test_mesh_folder_is_file_path_then_body_path(tmp_path):
     an absolute part replaces what precedes it."""
     for folder, x in (("meshes/sub", 1), ("elsewhere", 2), ("meshes/hi", 3)):
         (tmp_path / folder).mkdir(parents=True)
-        (tmp_path / folder / "m.obj").write_text(f"v 0 0 0\nv {x} 0 0\n")
+        (tmp_path / folder / "m.obj").write_text(f"v 0 0 0\nv {x} 0 0\nv 0 1 0\nf 1 2 3\n")
     bodies = {"A": {"mesh": "m.obj", "low resolution path": "sub/"},
               "B": {"mesh": "m.obj", "low resolution path": str(tmp_path / "elsewhere")},
               "C": {"mesh": "m.obj", "high resolution path": "hi"}}

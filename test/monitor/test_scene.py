@@ -90,3 +90,17 @@ def test_bad_files_raise_value_errors_naming_the_file(tmp_path):
         load_scene([DEMO_ARM], namespaces=["/a/", "/b/"])
     with pytest.raises(ValueError, match="couplings given without any ADF file"):
         load_scene([], couplings=["a = 1.0 * b"])
+
+
+def test_hull_meshes_reach_the_model_and_warn_without_files():
+    """``load_scene(hull_meshes=...)``: the AMBF PSM's yaw link (a concave mesh by AMBF's
+    default) becomes a hull; patterns without any ADF file are one warning, not an error."""
+    from conftest import TEST_DIR
+    from ambf_collision.monitor.scene import load_scene
+    psm = (TEST_DIR / "model" / "adf_models" / "ambf" / "descriptions" / "multi-bodies" / "robots"
+           / "blender-psm.yaml")
+    kinds = {i.body.rsplit("/", 1)[-1]: i.kind
+             for i in load_scene([str(psm)], hull_meshes=["yawlink"]).model.shape_info}
+    assert kinds["yawlink"] == "convex" and kinds["baselink"] == "mesh"
+    empty = load_scene([], hull_meshes=["yawlink"])
+    assert empty.empty and len(empty.warnings) == 1 and "yawlink" in empty.warnings[0]

@@ -7,6 +7,7 @@ demo ADF file's own `location` + `collision offset`), never read back from the b
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -369,3 +370,130 @@ def test_contacts_that_come_and_go_keep_their_own_markers():
     assert layouts == [1, 2, 3, 3, 3]  # sets seen before reuse their layouts
     far = _decode(_build(b, world, cycles[3]))
     assert far.markers[-1].color.g > 0.0  # 2 cm: orange-yellow, no longer the first cycle's red
+
+
+def _mesh_scene(tmp_path):
+    """A mesh read from an STL file at a path with a space (scale 0.5, turned about z and moved)
+    and a mesh of arrays (two triangles of a square), each with a pair."""
+    from ambf_collision.geometry.shapes import shape_from_json
+    tri = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], float)
+    faces = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]]
+    path = tmp_path / "tet mesh.stl"
+    path.write_text("solid t\n" + "".join(
+        "facet normal 0 0 0\nouter loop\n" + "".join(f"vertex {x} {y} {z}\n" for x, y, z in tri[f])
+        + "endloop\nendfacet\n" for f in faces) + "endsolid t\n")
+    q = [0, 0, math.sin(0.25), math.cos(0.25)]
+    from_file = shape_from_json({"mesh": {"file": str(path), "scale": 0.5,
+                                          "position": [1, 2, 3], "orientation": q}})
+    sheet = shape_from_json({"mesh": {"vertices": [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]],
+                                      "triangles": [[0, 1, 2], [0, 2, 3]]}})
+    shapes = [from_file, sheet, Sphere([0, 0, 5], 0.1)]
+    return shapes, WorldShapes.from_shapes(shapes), path
+
+
+def test_mesh_from_a_file_is_a_mesh_resource_at_its_pose_and_scale(tmp_path):
+    """A MESH shape read from a file: MESH_RESOURCE, ``file://`` + the absolute path (the space
+    percent-encoded), scale 0.5 on all three axes, the shape's pose, coloured by its pair
+    distance like any shape (red in contact); a mesh of arrays: TRIANGLE_LIST of its two
+    triangles at scale 1, grey when in no pair."""
+    shapes, world, path = _mesh_scene(tmp_path)
+    b = MarkerBuilder.from_world_shapes(world, ["organ", "sheet", "ball"], pairs=[[0, 2]],
+                                        shapes=shapes)
+    arr = _decode(b.build(world, [-0.01]))
+    ns = _by_ns(arr)
+    m = ns["shapes/organ"][0]
+    assert m.type == Marker.MESH_RESOURCE
+    assert m.mesh_resource == "file://" + str(path.resolve()).replace(" ", "%20")
+    assert m.mesh_resource.startswith("file:///")
+    np.testing.assert_allclose(_scale(m), [0.5, 0.5, 0.5])
+    np.testing.assert_allclose(_pos(m), [1, 2, 3])
+    assert _same_rotation(_quat(m), [0, 0, math.sin(0.25), math.cos(0.25)])
+    assert (m.color.r, m.color.g, m.color.b) == pytest.approx(RED)
+    assert not m.mesh_use_embedded_materials       # the marker's colour, not the file's
+    s = ns["shapes/sheet"][0]
+    assert s.type == Marker.TRIANGLE_LIST
+    np.testing.assert_allclose(_scale(s), [1, 1, 1])
+    tris = np.array([[p.x, p.y, p.z] for p in s.points]).reshape(-1, 3, 3)
+    assert len(tris) == 2
+    area = 0.5 * np.linalg.norm(np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0]), axis=1)
+    assert area.sum() == pytest.approx(1.0)        # the unit square, once
+    assert np.all(np.isin(tris.reshape(-1, 3), [0.0, 1.0]))
+    assert (s.color.r, s.color.g, s.color.b) == pytest.approx(GREY)
+    _assert_no_nan(arr)
+
+
+def test_mesh_resource_follows_its_body_and_without_shape_objects_draws_triangles(tmp_path):
+    """The pose of a mesh resource marker is the shape's world pose of each cycle (moved by a
+    body pose); without the shape objects (no file known) the mesh is a TRIANGLE_LIST of its
+    4 faces in its own frame (the file's vertices scaled by 0.5)."""
+    from ambf_collision.geometry.world_shapes import LinkShapes
+    from ambf_collision.geometry.transforms import axis_angle_to_matrix
+    shapes, _, _ = _mesh_scene(tmp_path)
+    link = LinkShapes(shapes, np.array([0, 0, 0]))
+    R, t = axis_angle_to_matrix([1, 1, 0], 0.7), np.array([0.5, -0.5, 0.2])
+    world = link.to_world(R[None], t[None])
+    b = MarkerBuilder.from_world_shapes(world, ["organ", "sheet", "ball"], shapes=shapes)
+    m = _decode(b.build(world)).markers[1]
+    assert m.type == Marker.MESH_RESOURCE
+    np.testing.assert_allclose(_pos(m), R @ [1, 2, 3] + t, atol=1e-12)
+    R_shape = R @ quat_to_matrix([0, 0, math.sin(0.25), math.cos(0.25)])
+    np.testing.assert_allclose(quat_to_matrix(_quat(m)), R_shape, atol=1e-12)
+    plain = _decode(MarkerBuilder.from_world_shapes(world, ["organ", "sheet", "ball"]).build(world))
+    m = plain.markers[1]
+    assert m.type == Marker.TRIANGLE_LIST
+    pts = np.array([[p.x, p.y, p.z] for p in m.points])
+    assert len(pts) == 12 and np.all(np.isin(pts, [0.0, 0.5]))
+
+
+def test_psm_links_are_mesh_resources_of_their_adf_files():
+    """AMBF's dVRK PSM (concave meshes): through ``build_markers``, each link is one
+    MESH_RESOURCE whose URI names an existing file, the body's ``mesh`` in the file's ``low
+    resolution path``, at the body's ``scale`` (a file split into solids: drawn once)."""
+    import warnings
+    from urllib.parse import unquote, urlparse
+
+    import yaml
+    from ambf_collision.model import Model
+    psm = (REPO / "test" / "model" / "adf_models" / "ambf" / "descriptions" / "multi-bodies"
+           / "robots" / "blender-psm.yaml")
+    doc = yaml.safe_load(psm.read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = Model.from_files([psm])
+    result = model.evaluate(model.create_data())
+    arr = _decode(build_markers(model, result, None, "world", 0.0))
+    low = (psm.parent / doc["low resolution path"]).resolve()
+    meshes = {m.ns: m for m in arr.markers
+              if m.type == Marker.MESH_RESOURCE and m.action == Marker.ADD}
+    assert len(meshes) == len(doc["bodies"]) == 14
+    for key in doc["bodies"]:
+        body = doc[key]
+        m = meshes["shapes/" + model.body_names[model.body_index(body["name"])]]
+        uri = urlparse(m.mesh_resource)
+        assert uri.scheme == "file"
+        assert Path(unquote(uri.path)) == low / body["mesh"]
+        assert Path(unquote(uri.path)).is_file()
+        np.testing.assert_allclose(_scale(m), [body.get("scale", 1.0)] * 3)
+    _assert_no_nan(arr)
+
+
+def test_parts_of_one_file_are_drawn_once_coloured_by_their_closest_part(tmp_path):
+    """Two MESH shapes of one body from one file (the solids of a file split in parts): the
+    first part's marker draws the file, red by the second part's contact; the second's marker is
+    a DELETE. The same file on another body is drawn by that body's own marker (grey: no
+    pair)."""
+    from ambf_collision.geometry.shapes import shape_from_json
+    shapes, _, path = _mesh_scene(tmp_path)
+    shapes = [shape_from_json({"mesh": {"file": str(path), "scale": 0.5}}) for _ in range(3)]
+    shapes.append(Sphere([0, 0, 5], 0.1))
+    world = WorldShapes.from_shapes(shapes)
+    b = MarkerBuilder.from_world_shapes(world, ["organ", "organ", "other", "ball"],
+                                        pairs=[[1, 3]], shapes=shapes)
+    ns = _by_ns(_decode(b.build(world, [-0.01])))
+    first, second = ns["shapes/organ"]
+    assert first.type == Marker.MESH_RESOURCE and first.action == Marker.ADD
+    assert (first.color.r, first.color.g, first.color.b) == pytest.approx(RED)
+    assert second.action == Marker.DELETE and (first.id, second.id) == (0, 1)
+    other = ns["shapes/other"][0]
+    assert other.type == Marker.MESH_RESOURCE and other.action == Marker.ADD
+    assert (other.color.r, other.color.g, other.color.b) == pytest.approx(GREY)

@@ -1,0 +1,229 @@
+"""Mesh pairs in a World (geometry/mesh_pairs.py through geometry/pairs.py): a triangle mesh
+posed anywhere against spheres, capsules, boxes, cylinders, cones, hulls and planes.
+
+Oracles: coal's BVHModel distance for shapes apart from the mesh (1e-9 m); the mesh's own
+vertices for a plane (the lowest vertex along the normal, computed here with NumPy); the
+winding number for the sign of a sphere's centre; the kernel's own answer in the mesh's frame
+(``capsule_mesh``) moved by the pose, for witnesses and normals; the other order of the pair
+(witnesses swapped, normal negated, bit for bit).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mesh_examples as mx
+from ambf_collision.geometry.pairs import PairDistance, PairResult
+from ambf_collision.geometry.shapes import Box, Capsule, Cone, ConvexHull, Cylinder, Mesh, Plane, Sphere
+from ambf_collision.geometry.transforms import quat_to_matrix
+from ambf_collision.geometry.trimesh import TriangleMesh, winding_numbers
+from ambf_collision.geometry.world_shapes import WorldShapes
+
+coal = pytest.importorskip("coal", reason="coal (the oracle) is not installed in this environment")
+from ambf_collision.geometry.coal_bridge import coal_distance, distance_request, to_coal  # noqa: E402
+
+_BUILT = {}
+
+
+def built(name):
+    if name not in _BUILT:
+        _BUILT[name] = TriangleMesh.build(*getattr(mx, name)())
+    return _BUILT[name]
+
+
+def posed_mesh(name, rng):
+    q = rng.normal(size=4)
+    return Mesh(built(name), rng.normal(size=3) * 0.3, q / np.linalg.norm(q))
+
+
+def round_shapes(mesh_shape, k, rng):
+    """Spheres and capsules scattered about the mesh (world frame), some inside, some apart."""
+    m = mesh_shape.mesh
+    R = quat_to_matrix(mesh_shape.orientation)
+    lo, hi = m.vertices.min(axis=0), m.vertices.max(axis=0)
+    size = float(np.linalg.norm(hi - lo))
+    out = []
+    for i in range(k):
+        a = R @ (lo - 0.2 * size + rng.random(3) * (hi - lo + 0.4 * size)) + mesh_shape.position
+        r = 0.02 * size * rng.random()
+        if i % 2:
+            out.append(Sphere(a, r))
+        else:
+            u = rng.normal(size=3)
+            out.append(Capsule(a, a + 0.3 * size * rng.random() * u / np.linalg.norm(u), r))
+    return out
+
+
+def compute(shapes, pairs, near=None):
+    w = WorldShapes.from_shapes(shapes)
+    return PairDistance(w, pairs).compute(w, near)
+
+
+@pytest.mark.parametrize("name", ["torus", "cup", "bowl", "l_bracket", "trefoil"])
+def test_spheres_and_capsules_apart_match_coal(name):
+    rng = np.random.default_rng(len(name))
+    ms = posed_mesh(name, rng)
+    others = round_shapes(ms, 40, rng)
+    r = compute([ms] + others, [(0, k) for k in range(1, len(others) + 1)])
+    gm, tm = to_coal(ms)
+    req, checked = distance_request(), 0
+    for k, s in enumerate(others):
+        if r.distance[k] <= 1e-6:
+            continue
+        g, tf = to_coal(s)
+        d = coal_distance(gm, tm, g, tf, req)[0]
+        assert r.distance[k] == pytest.approx(d, abs=1e-9)
+        checked += 1
+    assert checked >= 10
+    # witnesses: p2 - p1 = d n, p1 on the mesh (its own frame: a point of some triangle)
+    apart = r.distance > 0
+    np.testing.assert_allclose(r.point_2[apart] - r.point_1[apart],
+                               r.distance[apart, None] * r.normal[apart], atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(r.normal, axis=1), 1.0, atol=1e-12)
+
+
+def test_the_sign_of_a_sphere_is_the_winding_number_of_its_centre():
+    rng = np.random.default_rng(5)
+    ms = posed_mesh("torus", rng)
+    spheres = [s for s in round_shapes(ms, 400, rng) if s.kind == 0]
+    r = compute([ms] + spheres, [(0, k) for k in range(1, len(spheres) + 1)])
+    R = quat_to_matrix(ms.orientation)
+    local = np.array([R.T @ (s.center - ms.position) for s in spheres])
+    w = np.round(winding_numbers(ms.mesh.vertices, ms.mesh.faces, local))
+    radius = np.array([s.radius for s in spheres])
+    core = r.distance + radius
+    assert np.all((core < 0) == (w == 1))
+    assert np.sum(w == 1) >= 10
+
+
+def test_both_orders_agree_bit_for_bit():
+    rng = np.random.default_rng(2)
+    ms = posed_mesh("cup", rng)
+    others = round_shapes(ms, 30, rng)
+    n = len(others)
+    r = compute([ms] + others, [(0, k) for k in range(1, n + 1)] + [(k, 0) for k in range(1, n + 1)])
+    np.testing.assert_array_equal(r.distance[:n], r.distance[n:])
+    np.testing.assert_array_equal(r.point_1[:n], r.point_2[n:])
+    np.testing.assert_array_equal(r.point_2[:n], r.point_1[n:])
+    np.testing.assert_array_equal(r.normal[:n], -r.normal[n:])
+    np.testing.assert_array_equal(r.triangle[:n, 0], r.triangle[n:, 1])
+    assert np.all(r.triangle[:n, 1] == -1) and np.all(r.triangle[:n, 0] >= 0)
+
+
+def test_the_previous_triangles_as_hints_change_nothing():
+    """A result table computed again (its triangles the hints) equals a fresh one, bit for bit,
+    also after the shapes moved."""
+    rng = np.random.default_rng(9)
+    ms = posed_mesh("trefoil", rng)
+    others = round_shapes(ms, 20, rng)
+    pairs = [(0, k) for k in range(1, len(others) + 1)]
+    w = WorldShapes.from_shapes([ms] + others)
+    pd = PairDistance(w, pairs)
+    kept = pd.compute(w)
+    w.a[1:] += 0.01
+    w.b[1:] += 0.01
+    again = pd.compute(w, out=kept)
+    fresh = pd.compute(w, out=PairResult(len(pairs)))
+    np.testing.assert_array_equal(again.table, fresh.table)
+
+
+def test_a_plane_meets_the_mesh_at_its_lowest_vertex():
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        ms = posed_mesh("l_bracket", rng)
+        n = rng.normal(size=3)
+        plane = Plane(n, float(rng.normal()) * 0.05)
+        r = compute([ms, plane], [(0, 1)])
+        R = quat_to_matrix(ms.orientation)
+        world = ms.mesh.vertices @ R.T + ms.position
+        lowest = world[np.argmin(world @ plane.normal)]
+        assert r.distance[0] == pytest.approx(lowest @ plane.normal - plane.offset, abs=1e-14)
+        np.testing.assert_allclose(r.normal[0], -plane.normal, atol=1e-15)   # into its solid side
+
+
+def test_a_sphere_in_the_hollow_of_a_bowl_is_apart_where_the_hull_swallows_it():
+    ms = Mesh(built("bowl"))     # outer radius 1, inner 0.8, rim at z = 0, open upwards
+    sphere = Sphere([0.0, 0.0, -0.5], 0.1)   # in the hollow: ~0.2 m from the inner surface
+    r = compute([ms, sphere], [(0, 1)])
+    from ambf_collision.geometry.shapes import ConvexHull
+    hull = compute([ConvexHull(ms.mesh.vertices), sphere], [(0, 1)])
+    assert hull.distance[0] < 0 < r.distance[0]
+    assert r.distance[0] == pytest.approx(0.2, abs=0.01)   # the inner sphere, as faceted
+    g, tf = to_coal(sphere)
+    assert r.distance[0] == pytest.approx(coal_distance(*to_coal(ms), g, tf)[0], abs=1e-9)
+
+
+def test_near_only_bounds_mesh_pairs_from_below():
+    rng = np.random.default_rng(11)
+    ms = posed_mesh("torus", rng)
+    others = round_shapes(ms, 30, rng)
+    pairs = [(0, k) for k in range(1, len(others) + 1)]
+    exact = compute([ms] + others, pairs)
+    near = compute([ms] + others, pairs, near=0.05)
+    bounded = ~near.exact
+    assert np.all(near.distance[bounded] <= exact.distance[bounded] + 1e-12)
+    np.testing.assert_array_equal(near.distance[~bounded], exact.distance[~bounded])
+    assert near.distance.min() == exact.distance.min()
+
+
+def solids(mesh_shape, k, rng):
+    """Boxes, cylinders, cones and hulls posed about the mesh (world frame)."""
+    m = mesh_shape.mesh
+    R = quat_to_matrix(mesh_shape.orientation)
+    lo, hi = m.vertices.min(axis=0), m.vertices.max(axis=0)
+    size = float(np.linalg.norm(hi - lo))
+    out = []
+    for i in range(k):
+        c = R @ (lo - 0.3 * size + rng.random(3) * (hi - lo + 0.6 * size)) + mesh_shape.position
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        e = 0.05 * size * (0.2 + rng.random(3))
+        out.append([Box(2 * e, c, q), Cylinder(e[0], 2 * e[1], c, q), Cone(e[0], 2 * e[1], c, q),
+                    ConvexHull(rng.normal(size=(8, 3)) * e, c, q)][i % 4])
+    return out
+
+
+@pytest.mark.parametrize("name", ["torus", "bowl", "l_bracket"])
+def test_solids_apart_match_coal_in_both_orders(name):
+    rng = np.random.default_rng(20 + len(name))
+    ms = posed_mesh(name, rng)
+    others = solids(ms, 24, rng)
+    n = len(others)
+    r = compute([ms] + others, [(0, k) for k in range(1, n + 1)] + [(k, 0) for k in range(1, n + 1)])
+    np.testing.assert_array_equal(r.distance[:n], r.distance[n:])
+    np.testing.assert_array_equal(r.normal[:n], -r.normal[n:])
+    gm, tm = to_coal(ms)
+    req, checked = distance_request(), 0
+    for k, s in enumerate(others):
+        if r.distance[k] <= 1e-6:
+            continue
+        d = coal_distance(gm, tm, *to_coal(s), req)[0]
+        assert r.distance[k] == pytest.approx(d, abs=1e-9)
+        checked += 1
+    assert checked >= 8
+    apart = r.distance[:n] > 0
+    np.testing.assert_allclose(r.point_2[:n][apart] - r.point_1[:n][apart],
+                               r.distance[:n][apart, None] * r.normal[:n][apart], atol=1e-12)
+
+
+@pytest.mark.parametrize("names", [("torus", "l_bracket"), ("cup", "cup"), ("trefoil", "bowl")])
+def test_two_posed_meshes_apart_match_coal_in_both_orders(names):
+    rng = np.random.default_rng(sum(map(len, names)))
+    a = posed_mesh(names[0], rng)
+    scale = float(np.ptp(a.mesh.vertices, axis=0).max())
+    found = 0
+    for _ in range(12):
+        b = posed_mesh(names[1], rng)
+        b.position = a.position + rng.normal(size=3) * scale
+        r = compute([a, b], [(0, 1), (1, 0)])
+        assert r.distance[0] == r.distance[1]
+        np.testing.assert_array_equal(r.point_1[0], r.point_2[1])
+        np.testing.assert_array_equal(r.normal[0], -r.normal[1])
+        if r.distance[0] > 1e-6:
+            d = coal_distance(*to_coal(a), *to_coal(b))[0]
+            assert r.distance[0] == pytest.approx(d, abs=1e-9)
+            np.testing.assert_allclose(r.point_2[0] - r.point_1[0], r.distance[0] * r.normal[0],
+                                       atol=1e-12)
+            found += 1
+    assert found >= 4
