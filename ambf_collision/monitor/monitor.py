@@ -234,10 +234,20 @@ class CollisionMonitor:
             self._warnings.append(msg)
 
     # -- scheduling --------------------------------------------------------------------------------
-    def heartbeat_due(self, now: float) -> bool:
-        """True when no output went out for ``1 / heartbeat_rate`` seconds."""
+    def heartbeat_due(self, now: float, checked_every: float = 0.0) -> bool:
+        """True when an output is due as a heartbeat at ``now`` (``heartbeat_rate`` > 0): no
+        output went out for ``1 / heartbeat_rate`` s, less half of ``checked_every``, or the
+        last one lies after ``now`` (the clock went back).
+
+        ``checked_every``: how often (s) the caller asks. A caller that asks continually
+        (:meth:`poll`) gives 0; a timer at the heartbeat rate gives its period, so it publishes
+        when half a period passed without an output: then outputs are never more than 1.5
+        periods apart, although the timer is not in phase with the evaluations."""
         rate = self.config.heartbeat_rate
-        return rate > 0.0 and now - self.last_output_time >= 1.0 / rate
+        if rate <= 0.0:
+            return False
+        since = now - self.last_output_time
+        return since >= 1.0 / rate - 0.5 * checked_every or since < 0.0
 
     def next_wakeup(self) -> float | None:
         """Time (s) at which :meth:`poll` should be called next for a deferred evaluation (None

@@ -249,9 +249,7 @@ class CollisionMonitorNode(Node):
 
     def _on_heartbeat(self):
         now = self.now()
-        period = 1.0 / self.monitor.config.heartbeat_rate
-        since = now - self.monitor.last_output_time
-        if since >= 0.5 * period or since < 0.0:
+        if self.monitor.heartbeat_due(now, checked_every=self.heartbeat_timer.timer_period_ns * 1e-9):
             self._cycle(now, time.perf_counter(), force=True)
 
     def _on_deferred(self):

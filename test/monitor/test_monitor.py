@@ -237,17 +237,26 @@ def test_heartbeat_when_nothing_arrives():
     assert m.poll(0.3) is None
     assert m.poll(0.5) is not None
     assert m.poll(0.9) is None
+    # a timer at the heartbeat rate (every 0.5 s) publishes once half its period passed
+    assert not m.heartbeat_due(0.74, checked_every=0.5) and m.heartbeat_due(0.75, checked_every=0.5)
+    assert not m.heartbeat_due(0.99) and m.heartbeat_due(1.0)
+    assert m.heartbeat_due(0.2) and m.heartbeat_due(0.2, checked_every=0.5)  # the clock went back
+    m.update_config(heartbeat_rate=0.0)
+    assert not m.heartbeat_due(100.0) and not m.heartbeat_due(0.2)
 
 
 def test_clock_jump_back_publishes_again_at_once_and_ages_count_from_the_jump():
     """Sim time runs 100 s -> 106 s, then a bag loop restarts it at 50 s. Without the reset
-    the rate cap (next slot 106.01 s) and the heartbeat (last output at 106 s) stay silent."""
+    the rate cap (next slot at 106 s or later) holds every request back; only the heartbeat, whose last
+    output lies after now, goes out."""
     model, m = make(max_rate=100.0, heartbeat_rate=10.0, joint_state_timeout=0.5)
     for k in range(601):
         t = 100.0 + 0.01 * k
         m.on_joint_state(["a", "b", "c"], [0.1, 0.0, 0.0], t, t)
         m.poll(t)
-    assert m.poll(50.0) is None and m.poll(50.5) is None  # silent: everything lies at 106 s
+    m.set_enabled(True, 50.0)  # a request
+    assert not m.evaluation_due(50.0) and m.next_wakeup() >= 106.0
+    assert m.heartbeat_due(50.0)
     m.on_clock_jump_back(50.0)
     out = m.poll(50.0)
     assert out is not None and out.status == STATUS_OK and out.evaluated
