@@ -40,6 +40,7 @@ from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -55,7 +56,16 @@ from ambf_collision.monitor.scheduling import RateLimiter, WarningThrottle
 
 # STATUS_NAMES is imported from here by the demo and its tests
 
-__all__ = ["CollisionMonitor", "MonitorOutput", "joint_roles"]
+__all__ = ["CollisionMonitor", "MonitorOutput", "Status", "joint_roles"]
+
+
+class Status(NamedTuple):
+    """What :meth:`CollisionMonitor.status` decided at one time."""
+
+    status: int  # STATUS_* (monitor/config.py)
+    reason: str  # "" when OK with nothing to say
+    evaluate: bool  # the model is evaluated in this state
+    stale_joints: tuple | list = ()  # STATUS_STALE_JOINT_STATE: [(name, age s)], oldest first
 
 
 @dataclass
@@ -319,33 +329,34 @@ class CollisionMonitor:
         """Joints neither received nor coupled (they keep their last value, initially 0)."""
         return self.merger.never_received(self.needs_value)
 
-    def status(self, now: float, tf_ok: bool = True, unreceived: list | None = None):
-        """``(status, reason, evaluate?)`` at ``now`` following the module's rules
-        (``unreceived``: :meth:`unreceived`, when the caller has it)."""
+    def status(self, now: float, tf_ok: bool = True, unreceived: list | None = None) -> Status:
+        """The :class:`Status` at ``now`` following the module's rules (``unreceived``:
+        :meth:`unreceived`, when the caller has it)."""
         m = self.merger
         cfg = self.config
         if not self.enabled:
-            return STATUS_DISABLED, "disabled", False
+            return Status(STATUS_DISABLED, "disabled", False)
         if self.idle_reason:
-            return STATUS_DISABLED, self.idle_reason, False
+            return Status(STATUS_DISABLED, self.idle_reason, False)
         needs_first = m.good_count == 0 and self._needs_any
         missing = m.never_received(self.required) if self._required_any else []
         has_state = not needs_first and not missing
         if m.last_error:
-            return STATUS_BAD_JOINT_STATE, m.last_error, has_state and tf_ok
+            return Status(STATUS_BAD_JOINT_STATE, m.last_error, has_state and tf_ok)
         if needs_first:
-            return STATUS_NO_JOINT_STATE, "no joint state received yet", False
+            return Status(STATUS_NO_JOINT_STATE, "no joint state received yet", False)
         if missing:
-            return STATUS_NO_JOINT_STATE, f"no joint state yet for required {_listed(missing)}", False
+            return Status(STATUS_NO_JOINT_STATE,
+                          f"no joint state yet for required {_listed(missing)}", False)
         if not tf_ok:
-            return STATUS_TF_UNAVAILABLE, "root transforms unavailable", False
+            return Status(STATUS_TF_UNAVAILABLE, "root transforms unavailable", False)
         timeout, forget = cfg.joint_state_timeout, cfg.joint_forget_timeout
         if 0.0 < timeout < m.age(now) < math.inf:
             stale = m.stale_joints(now, timeout, forget)
             if stale:
-                return (STATUS_STALE_JOINT_STATE,
-                        f"joint state is {stale[0][1]:.3f} s old (timeout {timeout:g} s): "
-                        f"{_aged(stale)}", True)
+                return Status(STATUS_STALE_JOINT_STATE,
+                              f"joint state is {stale[0][1]:.3f} s old (timeout {timeout:g} s): "
+                              f"{_aged(stale)}", True, stale)
         if unreceived is None:
             unreceived = self.unreceived()
         kept = []
@@ -355,7 +366,7 @@ class CollisionMonitor:
         if forgotten:
             kept.append(f"stopped arriving (forgotten after {forget:g} s), kept at their last "
                         f"value: {_aged(forgotten)}")
-        return STATUS_OK, "; ".join(kept), True
+        return Status(STATUS_OK, "; ".join(kept), True)
 
     # -- one cycle ---------------------------------------------------------------------------------
     def step(self, now: float, root_poses=None, tf_ok: bool = True,
@@ -369,18 +380,15 @@ class CollisionMonitor:
         or only when its markers show them."""
         m = self.merger
         unreceived = self.unreceived()
-        status, reason, do_eval = self.status(now, tf_ok, unreceived)
+        status, reason, do_eval, stale = self.status(now, tf_ok, unreceived)
         out = MonitorOutput(stamp=self.output_stamp(now), status=status, reason=reason,
                             min_distance=math.inf, pairs_checked=0, contact_rows=self._no_rows,
                             time=float(now), joint_state_age=m.age(now), unreceived=unreceived,
-                            joint_names=self.joint_names)
+                            joint_names=self.joint_names, stale_joints=list(stale))
         if do_eval:
             self._evaluate(out, root_poses, now)
         if status == STATUS_STALE_JOINT_STATE:  # once per set of stale joints and period
-            cfg = self.config
-            out.stale_joints = m.stale_joints(now, cfg.joint_state_timeout,
-                                              cfg.joint_forget_timeout)
-            self._warn("status:" + ",".join(n for n, _ in out.stale_joints), reason, now)
+            self._warn("status:" + ",".join(n for n, _ in stale), reason, now)
         elif status in (STATUS_NO_JOINT_STATE, STATUS_TF_UNAVAILABLE):
             self._warn("status:" + STATUS_NAMES[status], reason, now)
         elif status == STATUS_OK and out.unreceived:
