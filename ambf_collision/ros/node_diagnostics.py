@@ -8,7 +8,7 @@ from __future__ import annotations
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
 from ambf_collision.ros.diagnostics import (CycleStats, PeriodicThread, closure_summary,
-                                            diagnostic_report, number)
+                                            diagnostic_report, milliseconds, number)
 
 __all__ = ["DiagnosticsPublisher"]
 
@@ -79,6 +79,7 @@ class DiagnosticsPublisher:
             "markers_published": str(node.markers.published),
             "tf_backend": node.tf.backend,
             "tf_received": str(tf["stored"]),
+            "tf_slice_cpu_max_ms": milliseconds(node.tf.intake.longest_slice),
             "tf_refused": (f"future {tf['future']}, invalid {tf['invalid']}, frames "
                            f"{tf['frames']}, dropped {tf['dropped']}"),
             "scene_load_s": number(node.prepared.seconds, ".3f"),
