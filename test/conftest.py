@@ -15,6 +15,9 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("dev", max_examples=10, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+REPEATS = 4 if os.environ.get("HYPOTHESIS_PROFILE") == "ci" else 1
+"""How often a test that hunts a race repeats each of its cases: 4 times under the ci profile,
+once locally (each case is still run)."""
 
 # The ROS tests stop their nodes and launches with SIGINT, as Ctrl-C does. A shell that starts a
 # command in the background without job control (`.ci/run &` in a script, nohup) starts it with
