@@ -9,12 +9,25 @@ from hypothesis import settings
 
 # Hypothesis profiles, chosen by HYPOTHESIS_PROFILE:
 #   ci       (.ci/run) the same examples on every run, so that a landing never depends on the draw;
-#   dev      (`make test-quick`) 10 examples where a test sets no count of its own (a test's own
-#            @settings win over any profile), no deadline: the edit loop, still random;
+#   dev      (`make test-quick`) 10 examples where a test sets no count of its own, a tenth of
+#            its own count where it does (`examples(n)` below), no deadline: the edit loop;
 #   default  (`make test`) hypothesis's own: 100 examples per test, new ones every run.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.register_profile("dev", max_examples=10, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def examples(n: int) -> int:
+    """A test's own count of hypothesis examples, ``n``: as given, or a tenth of it (at least
+    10) under the dev profile, which a test's own ``@settings`` would otherwise override."""
+    return max(10, n // 10) if os.environ.get("HYPOTHESIS_PROFILE") == "dev" else n
+
+
+THOROUGH = os.environ.get("HYPOTHESIS_PROFILE") == "ci"
+"""Under the ci profile (.ci/run) the tests that sample or repeat to hunt a rare case do so at
+full size; locally at a size that still checks every case (each says which)."""
+REPEATS = 4 if THOROUGH else 1
+"""How often a test that hunts a race repeats each of its cases."""
 
 # The ROS tests stop their nodes and launches with SIGINT, as Ctrl-C does. A shell that starts a
 # command in the background without job control (`.ci/run &` in a script, nohup) starts it with

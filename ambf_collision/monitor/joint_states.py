@@ -31,10 +31,6 @@ import math
 import numpy as np
 
 from ambf_collision.monitor.config import MonitorConfig
-from ambf_collision.monitor.merge_kernel import (ANY_VELOCITY, BAD_STAMP, CODE_NAMES, FUTURE,
-                                                NON_FINITE, OK, OLDEST, RECEIVED, STAMP,
-                                                STATE_SIZE, UNKNOWN, UNSTAMPED,
-                                                merge_joint_values, summarize_joints)
 
 __all__ = ["JointStateMerger", "joint_name_table", "joint_roles"]
 
@@ -91,8 +87,8 @@ class JointStateMerger:
     source that accepts every joint by its qualified name, plus ``aliases`` (name -> index).
     Each accepted message updates only the joints it names; a rejected one changes nothing.
 
-    A message's names are checked here, once per distinct name list; its numbers are checked and
-    merged by one compiled call (:func:`~ambf_collision.monitor.merge_kernel.merge_joint_values`).
+    A message's names are checked once per distinct name list (the verdict is remembered); its
+    numbers on every message (:meth:`_check_numbers`), and merged by index.
 
     State: ``positions (J,)``, ``received (J,)`` bool, ``joint_stamps (J,)`` (s; -inf while
     never received), ``velocities (J,)`` (0 where unknown) and ``velocity_known (J,)`` bool
@@ -124,8 +120,13 @@ class JointStateMerger:
         self.received = np.zeros(n, dtype=bool)
         self.velocities = np.zeros(n)
         self.velocity_known = np.zeros(n, dtype=bool)
-        self._state = np.zeros(STATE_SIZE)  # merge_kernel's STAMP, RECEIVED, OLDEST, ANY_VELOCITY
-        self._state[OLDEST] = math.inf
+        self._stamp = 0.0  # of the latest good message (s)
+        # summary of the per-joint state: how many joints were received, the oldest stamp among
+        # them (s; +inf while none; None: age() finds it again), False when no joint's velocity
+        # is known (True: some may be)
+        self._received_count = 0
+        self._oldest: float | None = math.inf
+        self._any_velocity = False
         self.arrival = -math.inf
         self.good_count = 0
         self.bad_count = 0
@@ -141,7 +142,7 @@ class JointStateMerger:
     @property
     def stamp(self) -> float:
         """Stamp (s) of the latest good message (0 before the first)."""
-        return float(self._state[STAMP])
+        return self._stamp
 
     @property
     def bad(self) -> bool:
@@ -154,7 +155,7 @@ class JointStateMerger:
 
     def never_received(self, among=None) -> list:
         """Names of the joints never received (only those where ``among (J,)`` is true)."""
-        count = int(self._state[RECEIVED])
+        count = self._received_count
         if count == len(self.joint_names):
             return []
         if count != self._never_received_at:
@@ -171,7 +172,10 @@ class JointStateMerger:
         """Seconds since the oldest stamp of the received joints (+inf when none was received;
         never negative). Per-joint stamps make a stopped partial publisher visible even while
         others keep publishing."""
-        oldest = float(self._state[OLDEST])
+        oldest = self._oldest
+        if oldest is None:
+            rec = self.received
+            oldest = self._oldest = float(self.joint_stamps[rec].min()) if rec.any() else math.inf
         return math.inf if oldest == math.inf else max(0.0, now - oldest)
 
     def stale_joints(self, now: float, timeout: float, forget: float = 0.0) -> list:
@@ -204,7 +208,9 @@ class JointStateMerger:
     def _name_checks(self, names: tuple, source: int):
         """Verdict on the names alone: ``(error, unknown_error, targets)``; ``error`` /
         ``unknown_error`` are ``(code, reason)`` or None (the unknown-name check comes after the
-        stamp checks); ``targets (n,)`` intp: each name's joint index, -1 where it is ignored."""
+        stamp checks); ``targets``: ``(entries (m,) intp, joints (m,) intp)``, the message
+        entries that are merged and the joint each goes to (ignored names left out; ``entries``
+        None when every entry is merged, in order)."""
         for i, n in enumerate(names):
             if not isinstance(n, str) or not n.strip():
                 return ("empty_name", f"joint name #{i} is empty"), None, None
@@ -225,8 +231,9 @@ class JointStateMerger:
             where = f" (source {label})" if label else ""
             unknown_error = ("unknown", f"unknown joint name(s) {shown}{where}")
         carries = self.carries_state
-        return None, unknown_error, np.array([-1 if t is None or not carries[t] else t
-                                              for t in targets], np.intp)
+        merged = [(k, t) for k, t in enumerate(targets) if t is not None and carries[t]]
+        entries = None if len(merged) == len(names) else np.array([k for k, _ in merged], np.intp)
+        return None, unknown_error, (entries, np.array([t for _, t in merged], np.intp))
 
     def _cached_name_checks(self, names: tuple, source: int):
         if len(names) > self.NAMES_CACHE_LENGTH:  # a verdict not worth keeping the names for
@@ -257,7 +264,7 @@ class JointStateMerger:
         """
         try:
             names = tuple(names)
-            values = np.array(positions, dtype=np.float64).reshape(-1)
+            values = np.asarray(positions, dtype=np.float64).reshape(-1)  # (only read)
         except (TypeError, ValueError):
             return self._refuse("non_finite", "positions are not numbers")
         if len(names) != values.size:
@@ -269,17 +276,11 @@ class JointStateMerger:
             stamp = float(stamp)
         except (TypeError, ValueError):
             return self._refuse("bad_stamp", f"stamp {stamp!r} is not a number")
-        cfg = self.config
         now = float(now)
-        code = merge_joint_values(
-            values, self._velocity_values(velocities, len(names)), targets, stamp, now,
-            float(cfg.future_tolerance), float(cfg.max_stamp_age), bool(cfg.accept_unstamped),
-            unknown_error is not None, self.positions, self.joint_stamps, self.received,
-            self.velocities, self.velocity_known, self._state)
-        if code != OK:
-            return self._refuse(CODE_NAMES[code],
-                                unknown_error[1] if code == UNKNOWN
-                                else self._reason(code, names, values, stamp, now))
+        error, stamp = self._check_numbers(names, values, stamp, now)
+        if error is not None or unknown_error is not None:  # (the unknown names come last)
+            return self._refuse(*(error or unknown_error))
+        self._merge(targets, values, self._velocity_values(velocities, len(names)), stamp)
         self.arrival = now
         self.good_count += 1
         self.last_error = self.last_code = ""
@@ -291,25 +292,55 @@ class JointStateMerger:
         if velocities is None or len(velocities) != n or not n:
             return self._NO_VELOCITIES
         try:
-            return np.array(velocities, dtype=np.float64).reshape(-1)
+            return np.asarray(velocities, dtype=np.float64).reshape(-1)  # (only read)
         except (TypeError, ValueError):
             return self._NO_VELOCITIES
 
-    def _reason(self, code: int, names, values, stamp: float, now: float) -> str:
-        """The reason of a rejection by :func:`merge_joint_values` (its ``code``)."""
+    def _check_numbers(self, names, values, stamp: float, now: float):
+        """The checks of a message's numbers, in order: every position finite, the stamp finite,
+        a stamp of 0 refused (or taken as ``now`` with ``accept_unstamped``), not more than
+        ``future_tolerance`` ahead of ``now`` nor more than ``max_stamp_age`` behind. Returns
+        ``(None, effective stamp s)``, or ``((code, reason), stamp)`` of the first that fails."""
         cfg = self.config
-        if code == NON_FINITE:
+        if not _all_finite(values):
             i = int(np.argmin(np.isfinite(values)))
-            return f"joint {names[i]!r} has a non-finite position ({values[i]})"
-        if code == BAD_STAMP:
-            return f"stamp {stamp} is not finite"
-        if code == UNSTAMPED:
-            return ("stamp is 0 (the message is not stamped): stamp it, or set accept_unstamped "
-                    "to stamp it on arrival")
-        if code == FUTURE:
-            return (f"stamp is {stamp - now:.3f} s in the future "
-                    f"(tolerance {cfg.future_tolerance:g} s)")
-        return f"stamp is {now - stamp:.3f} s in the past (limit {cfg.max_stamp_age:g} s)"
+            return ("non_finite", f"joint {names[i]!r} has a non-finite position ({values[i]})"), stamp
+        if not math.isfinite(stamp):
+            return ("bad_stamp", f"stamp {stamp} is not finite"), stamp
+        if stamp == 0.0:
+            if not cfg.accept_unstamped:
+                return ("unstamped", "stamp is 0 (the message is not stamped): stamp it, or set "
+                        "accept_unstamped to stamp it on arrival"), stamp
+            stamp = now
+        if stamp > now + cfg.future_tolerance:
+            return ("future", f"stamp is {stamp - now:.3f} s in the future (tolerance "
+                    f"{cfg.future_tolerance:g} s)"), stamp
+        if stamp < now - cfg.max_stamp_age:
+            return ("past", f"stamp is {now - stamp:.3f} s in the past (limit "
+                    f"{cfg.max_stamp_age:g} s)"), stamp
+        return None, stamp
+
+    def _merge(self, targets, values, velocities, stamp: float) -> None:
+        """Write an accepted message's ``values (n,)`` and ``velocities`` (``(n,)``, or empty:
+        none given) into the joints ``targets`` names (:meth:`_name_checks`), at ``stamp``."""
+        entries, joints = targets
+        self.positions[joints] = values if entries is None else values[entries]
+        self.joint_stamps[joints] = stamp
+        if self._received_count < len(self.joint_names) and not self.received[joints].all():
+            self.received[joints] = True  # a joint received for the first time
+            self._received_count = int(np.count_nonzero(self.received))
+        # every received joint named: this stamp is the oldest (else age() looks again)
+        self._oldest = stamp if 0 < joints.size == self._received_count else None
+        if velocities.size:  # a non-finite velocity is unknown (and 0)
+            v = velocities if entries is None else velocities[entries]
+            known = True if _all_finite(v) else np.isfinite(v)
+            self.velocities[joints] = v if known is True else np.where(known, v, 0.0)
+            self.velocity_known[joints] = known
+            self._any_velocity = True
+        elif self._any_velocity:
+            self.velocities[joints] = 0.0
+            self.velocity_known[joints] = False
+        self._stamp = stamp
 
     def _refuse(self, code: str, reason: str):
         self.reject(code, reason)
@@ -320,7 +351,7 @@ class JointStateMerger:
         every joint) has a known velocity."""
         if not self.good_count:
             return False
-        if not self._state[ANY_VELOCITY]:  # none known: given only when none is asked for
+        if not self._any_velocity:  # none known: given only when none is asked for
             return not (self.joint_names if among is None else any(among))
         known = self.velocity_known if among is None else self.velocity_known | ~np.asarray(among, bool)
         return bool(known.all())
@@ -336,7 +367,7 @@ class JointStateMerger:
         future."""
         self.joint_stamps[self.received] = now
         if self.good_count:
-            self._state[STAMP] = now
+            self._stamp = float(now)
             self.arrival = float(now)
         self._summarize()
 
@@ -351,9 +382,19 @@ class JointStateMerger:
                 self.positions[i] = old.positions[j]
                 self.joint_stamps[i] = old.joint_stamps[j]
                 self.received[i] = True
-        self._state[STAMP] = old.stamp
+        self._stamp = old.stamp
         self.arrival, self.good_count = old.arrival, old.good_count
         self._summarize()
 
     def _summarize(self) -> None:
-        summarize_joints(self.joint_stamps, self.received, self.velocity_known, self._state)
+        """The summary after the per-joint state changed otherwise than by a message."""
+        self._received_count = int(np.count_nonzero(self.received))
+        self._oldest = None
+        self._any_velocity = bool(self.velocity_known.any())
+
+
+def _all_finite(values) -> bool:
+    """True when every number of the 1-D float array ``values`` is finite (no NaN, no inf):
+    one pass in Python, which for a joint state's few numbers costs less than NumPy's
+    reduction."""
+    return all(map(math.isfinite, values.tolist()))

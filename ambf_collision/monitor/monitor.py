@@ -40,6 +40,7 @@ from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -55,7 +56,16 @@ from ambf_collision.monitor.scheduling import RateLimiter, WarningThrottle
 
 # STATUS_NAMES is imported from here by the demo and its tests
 
-__all__ = ["CollisionMonitor", "MonitorOutput", "joint_roles"]
+__all__ = ["CollisionMonitor", "MonitorOutput", "Status", "joint_roles"]
+
+
+class Status(NamedTuple):
+    """What :meth:`CollisionMonitor.status` decided at one time."""
+
+    status: int  # STATUS_* (monitor/config.py)
+    reason: str  # "" when OK with nothing to say
+    evaluate: bool  # the model is evaluated in this state
+    stale_joints: tuple | list = ()  # STATUS_STALE_JOINT_STATE: [(name, age s)], oldest first
 
 
 @dataclass
@@ -74,7 +84,7 @@ class MonitorOutput:
     contact_info: list = field(default_factory=list)
     contact_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, contact_row_width(0))))
     probes: object = None  # probe result (or None when there are no probes / no evaluation)
-    compute_time: float = 0.0  # s: evaluate, contact checks, probes once evaluated (not on_contacts)
+    compute_time: float = 0.0  # s: evaluate, contact checks, and the probes once evaluated
     evaluated: bool = False
     time: float = 0.0  # `now` of this output
     joint_state_age: float = math.inf  # s since the oldest received joint's stamp (+inf: none)
@@ -234,14 +244,36 @@ class CollisionMonitor:
             self._warnings.append(msg)
 
     # -- scheduling --------------------------------------------------------------------------------
-    def heartbeat_due(self, now: float) -> bool:
-        """True when no output went out for ``1 / heartbeat_rate`` seconds."""
+    def heartbeat_due(self, now: float, checked_every: float = 0.0) -> bool:
+        """True when an output is due as a heartbeat at ``now`` (``heartbeat_rate`` > 0): no
+        output went out for ``1 / heartbeat_rate`` s, less half of ``checked_every``, or the
+        last one lies after ``now`` (the clock went back).
+
+        ``checked_every``: how often (s) the caller asks. A caller that asks continually
+        (:meth:`poll`) gives 0; a timer at the heartbeat rate gives its period, so it publishes
+        when half a period passed without an output: then outputs are never more than 1.5
+        periods apart, although the timer is not in phase with the evaluations."""
         rate = self.config.heartbeat_rate
-        return rate > 0.0 and now - self.last_output_time >= 1.0 / rate
+        if rate <= 0.0:
+            return False
+        since = now - self.last_output_time
+        return since >= 1.0 / rate - 0.5 * checked_every or since < 0.0
 
     def next_wakeup(self) -> float | None:
-        """Time (s) at which :meth:`poll` should be called next for a deferred evaluation."""
+        """Time (s) at which :meth:`poll` should be called next for a deferred evaluation (None
+        when no evaluation is pending)."""
         return self.limiter.next_time()
+
+    def evaluation_due(self, now: float) -> bool:
+        """True when an evaluation was asked for (a joint state, ``set_enabled``, a clock jump)
+        and the rate cap allows it at ``now``."""
+        return self.limiter.due(now)
+
+    def account(self, seconds: float) -> None:
+        """The caller's cycle around the last :meth:`step` took ``seconds`` of wall time
+        (evaluation and publishing): held to the rate cap's share of the time
+        (:class:`~.scheduling.RateLimiter`)."""
+        self.limiter.account(seconds)
 
     def poll(self, now: float, root_poses=None, tf_ok: bool = True):
         """Run a cycle if one is due (a pending, allowed evaluation or a heartbeat); returns the
@@ -267,78 +299,96 @@ class CollisionMonitor:
         return len(times) / self.RATE_WINDOW
 
     # -- status ------------------------------------------------------------------------------------
+    def output_stamp(self, now: float) -> float:
+        """The stamp (s) an output at ``now`` carries: the newest accepted joint state's, or
+        ``now`` before the first."""
+        m = self.merger
+        return m.stamp if m.good_count else float(now)
+
+    def joint_state_age(self, now: float) -> float:
+        """Seconds since the oldest received joint's stamp at ``now`` (+inf: none received)."""
+        return self.merger.age(now)
+
+    def counts(self) -> dict:
+        """The running counts: ``evaluations``, ``joint_states_good`` and ``joint_states_bad``
+        (accepted and rejected joint-state messages), ``coalesced`` (requests merged into a
+        pending evaluation, :class:`~.scheduling.RateLimiter`)."""
+        m = self.merger
+        return {"evaluations": self.evaluations, "joint_states_good": m.good_count,
+                "joint_states_bad": m.bad_count, "coalesced": self.limiter.coalesced}
+
+    def forgotten_joints(self, now: float) -> list:
+        """Joints that stopped arriving and were forgotten after ``joint_forget_timeout``
+        (``[(name, age s)]``; none while ``joint_state_timeout`` is 0: no staleness check)."""
+        cfg = self.config
+        if not 0.0 < cfg.joint_state_timeout:
+            return []
+        return self.merger.forgotten_joints(now, cfg.joint_forget_timeout)
+
     def unreceived(self) -> list:
         """Joints neither received nor coupled (they keep their last value, initially 0)."""
         return self.merger.never_received(self.needs_value)
 
-    def status(self, now: float, tf_ok: bool = True, unreceived: list | None = None):
-        """``(status, reason, evaluate?)`` at ``now`` following the module's rules
-        (``unreceived``: :meth:`unreceived`, when the caller has it)."""
+    def status(self, now: float, tf_ok: bool = True, unreceived: list | None = None) -> Status:
+        """The :class:`Status` at ``now`` following the module's rules (``unreceived``:
+        :meth:`unreceived`, when the caller has it)."""
         m = self.merger
         cfg = self.config
         if not self.enabled:
-            return STATUS_DISABLED, "disabled", False
+            return Status(STATUS_DISABLED, "disabled", False)
         if self.idle_reason:
-            return STATUS_DISABLED, self.idle_reason, False
+            return Status(STATUS_DISABLED, self.idle_reason, False)
         needs_first = m.good_count == 0 and self._needs_any
         missing = m.never_received(self.required) if self._required_any else []
         has_state = not needs_first and not missing
         if m.last_error:
-            return STATUS_BAD_JOINT_STATE, m.last_error, has_state and tf_ok
+            return Status(STATUS_BAD_JOINT_STATE, m.last_error, has_state and tf_ok)
         if needs_first:
-            return STATUS_NO_JOINT_STATE, "no joint state received yet", False
+            return Status(STATUS_NO_JOINT_STATE, "no joint state received yet", False)
         if missing:
-            return STATUS_NO_JOINT_STATE, f"no joint state yet for required {_listed(missing)}", False
+            return Status(STATUS_NO_JOINT_STATE,
+                          f"no joint state yet for required {_listed(missing)}", False)
         if not tf_ok:
-            return STATUS_TF_UNAVAILABLE, "root transforms unavailable", False
+            return Status(STATUS_TF_UNAVAILABLE, "root transforms unavailable", False)
         timeout, forget = cfg.joint_state_timeout, cfg.joint_forget_timeout
         if 0.0 < timeout < m.age(now) < math.inf:
             stale = m.stale_joints(now, timeout, forget)
             if stale:
-                return (STATUS_STALE_JOINT_STATE,
-                        f"joint state is {stale[0][1]:.3f} s old (timeout {timeout:g} s): "
-                        f"{_aged(stale)}", True)
+                return Status(STATUS_STALE_JOINT_STATE,
+                              f"joint state is {stale[0][1]:.3f} s old (timeout {timeout:g} s): "
+                              f"{_aged(stale)}", True, stale)
         if unreceived is None:
             unreceived = self.unreceived()
         kept = []
         if unreceived:
             kept.append(f"never received, kept at their last value: {_listed(unreceived)}")
-        forgotten = m.forgotten_joints(now, forget) if 0.0 < timeout else []
+        forgotten = self.forgotten_joints(now)
         if forgotten:
             kept.append(f"stopped arriving (forgotten after {forget:g} s), kept at their last "
                         f"value: {_aged(forgotten)}")
-        return STATUS_OK, "; ".join(kept), True
+        return Status(STATUS_OK, "; ".join(kept), True)
 
     # -- one cycle ---------------------------------------------------------------------------------
     def step(self, now: float, root_poses=None, tf_ok: bool = True,
-             on_contacts=None, probes: bool = True) -> MonitorOutput:
+             probes: bool = True) -> MonitorOutput:
         """Evaluate (when the status allows) and return what the node publishes now.
 
-        ``on_contacts(out)``, when given, is called once per step as soon as the contact part of
-        ``out`` (status, stamp, contacts, ``min_distance``, ``pairs_checked``) is final: before
-        the probes are evaluated, so that a node can publish contacts first (lowest latency for
-        controllers). Its time is not part of ``out.compute_time``.
-
         ``probes=False``: the probes are not evaluated in this step (``out.probes`` stays None)
-        but on demand, by :meth:`add_probes`, while ``out`` is the latest evaluation (the node:
-        when no one subscribes to its probes, only its markers show them)."""
+        but by :meth:`add_probes`, while ``out`` is the latest evaluation. So a node publishes the
+        contact part of ``out`` (status, stamp, contacts, ``min_distance``, ``pairs_checked``)
+        first, for the lowest latency to controllers, and then adds the probes for their topic,
+        or only when its markers show them."""
         m = self.merger
         unreceived = self.unreceived()
-        status, reason, do_eval = self.status(now, tf_ok, unreceived)
-        stamp = m.stamp if m.good_count else float(now)
-        out = MonitorOutput(stamp=stamp, status=status, reason=reason, min_distance=math.inf,
-                            pairs_checked=0, contact_rows=self._no_rows, time=float(now),
-                            joint_state_age=m.age(now), unreceived=unreceived,
-                            joint_names=self.joint_names)
+        status, reason, do_eval, stale = self.status(now, tf_ok, unreceived)
+        out = MonitorOutput(stamp=self.output_stamp(now), status=status, reason=reason,
+                            min_distance=math.inf, pairs_checked=0, contact_rows=self._no_rows,
+                            time=float(now), joint_state_age=m.age(now), unreceived=unreceived,
+                            joint_names=self.joint_names, stale_joints=list(stale))
         if do_eval:
-            self._evaluate(out, root_poses, now, on_contacts, probes)
-        elif on_contacts is not None:
-            on_contacts(out)
+            self._evaluate(out, root_poses, now)
         if status == STATUS_STALE_JOINT_STATE:  # once per set of stale joints and period
-            cfg = self.config
-            out.stale_joints = m.stale_joints(now, cfg.joint_state_timeout,
-                                              cfg.joint_forget_timeout)
-            self._warn("status:" + ",".join(n for n, _ in out.stale_joints), reason, now)
+            self._warn("status:" + ",".join(n for n, _ in stale), reason, now)
         elif status in (STATUS_NO_JOINT_STATE, STATUS_TF_UNAVAILABLE):
             self._warn("status:" + STATUS_NAMES[status], reason, now)
         elif status == STATUS_OK and out.unreceived:
@@ -347,10 +397,11 @@ class CollisionMonitor:
         self.last_output_time = float(now)
         out.evaluation_rate = self._recent_rate(now)
         out.warnings, self._warnings = self._warnings, []
+        if probes:
+            self.add_probes(out)
         return out
 
-    def _evaluate(self, out: MonitorOutput, root_poses, now: float, on_contacts=None,
-                  probes: bool = True) -> None:
+    def _evaluate(self, out: MonitorOutput, root_poses, now: float) -> None:
         model, data = self.model, self.data
         t0 = time.perf_counter()
         merger = self.merger
@@ -385,26 +436,28 @@ class CollisionMonitor:
         if recomputed:
             self._warn("nan:min_distance", "min_distance was not finite; recomputed", now)
         out.compute_time = time.perf_counter() - t0
-        if on_contacts is not None:
-            on_contacts(out)
-        if probes:
-            self.add_probes(out)
 
-    def add_probes(self, out: MonitorOutput) -> None:
+    def add_probes(self, out: MonitorOutput) -> list:
         """Evaluate the probes of ``out``, a step made with ``probes=False``, when the monitor
         has probes and ``out`` is its latest evaluation (the Data still holds that pose) without
-        probes yet; otherwise nothing changes. Their time is added to ``out.compute_time``."""
+        probes yet; otherwise nothing changes. Their time is added to ``out.compute_time``.
+        Returns the warnings to log now (non-finite probe values zeroed, throttled), which are
+        also appended to ``out.warnings``."""
         if self.probes is None or out.probes is not None or out is not self._latest_evaluation:
-            return
+            return []
         t0 = time.perf_counter()
         probe_result = self.probes(self.model, self.data, out.result)
+        warnings = []
         if probe_result is not None:
             n = sanitize_probes(probe_result)
-            if n:
-                self._warn("nan:probes", f"zeroed {n} probe(s)/patch(es) with non-finite "
-                           "values", out.time)
+            msg = self.throttle("nan:probes", f"zeroed {n} probe(s)/patch(es) with non-finite "
+                                "values", out.time) if n else None
+            if msg is not None:
+                warnings.append(msg)
+                out.warnings.append(msg)
         out.probes = probe_result
         out.compute_time += time.perf_counter() - t0
+        return warnings
 
 
 def _aged(named_ages: list, limit: int = 4) -> str:

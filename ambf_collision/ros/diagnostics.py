@@ -24,7 +24,7 @@ from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABL
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE)
 
 __all__ = ["ERROR", "LEVELS", "OK", "STALE", "WARN", "CycleStats", "PeriodicThread",
-           "closure_summary", "diagnostic_report", "number"]
+           "closure_summary", "diagnostic_report", "milliseconds", "number"]
 
 OK, WARN, ERROR, STALE = 0, 1, 2, 3  # diagnostic_msgs/DiagnosticStatus levels
 

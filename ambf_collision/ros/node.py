@@ -237,7 +237,7 @@ class CollisionMonitorNode(Node):
                                                   source, velocities)
         if accepted:
             if sec or nanosec:
-                self.results.joint_state_accepted(self.monitor.merger.stamp, st, sec, nanosec)
+                self.results.joint_state_accepted(self.monitor.output_stamp(now), st, sec, nanosec)
             else:  # unstamped, taken with accept_unstamped: stamped on arrival, never 0
                 self.results.joint_state_accepted(None, None, 0, 0)
         self._cycle(now, t0)
@@ -249,9 +249,7 @@ class CollisionMonitorNode(Node):
 
     def _on_heartbeat(self):
         now = self.now()
-        period = 1.0 / self.monitor.config.heartbeat_rate
-        since = now - self.monitor.last_output_time
-        if since >= 0.5 * period or since < 0.0:
+        if self.monitor.heartbeat_due(now, checked_every=self.heartbeat_timer.timer_period_ns * 1e-9):
             self._cycle(now, time.perf_counter(), force=True)
 
     def _on_deferred(self):
@@ -263,8 +261,7 @@ class CollisionMonitorNode(Node):
         missing (its reason kept for the warning)."""
         if not self.root_frames:
             return True
-        m = self.monitor.merger
-        stamp = m.stamp if m.good_count else now
+        stamp = self.monitor.output_stamp(now)
         for i, frame in enumerate(self.root_frames):
             if not frame:
                 continue
@@ -279,24 +276,27 @@ class CollisionMonitorNode(Node):
     # -- one cycle ---------------------------------------------------------------------------
     def _cycle(self, now: float, t0: float, force: bool = False):
         """Evaluate and publish when the rate limiter allows (or ``force``: heartbeat, enable,
-        reload, clock jump); otherwise the deferred timer brings the newest state back."""
+        reload, clock jump); otherwise the deferred timer brings the newest state back. The
+        contacts go out first, then the probes (evaluated now only for a ``~/probes``
+        subscriber; else for the markers, when they are built)."""
         monitor = self.monitor
-        if not (force or monitor.limiter.due(now)):
-            if monitor.limiter.pending and self.deferred_timer.is_canceled():
+        if not (force or monitor.evaluation_due(now)):
+            if monitor.next_wakeup() is not None and self.deferred_timer.is_canceled():
                 self.deferred_timer.reset()
             return
         tf_ok = self._update_root_poses(now)
-        probes_wanted = self.results.probes_wanted()  # else evaluated only for the markers
         out = monitor.step(now, root_poses=self._root_poses if tf_ok else None, tf_ok=tf_ok,
-                           on_contacts=self.results.publish_contacts, probes=probes_wanted)
-        if probes_wanted:
+                           probes=False)
+        self.results.publish_contacts(out)
+        if self.results.probes_wanted():
+            monitor.add_probes(out)
             self.results.publish_probes(out)
         for w in out.warnings:
             self.get_logger().warning(w)
         if not tf_ok:
             self.get_logger().warning(f"TF unavailable: {self.tf_reason}", throttle_duration_sec=5.0)
         cycle = time.perf_counter() - t0
-        monitor.limiter.account(cycle)
+        monitor.account(cycle)
         if out.evaluated:
             self.diagnostics.add_cycle(out.compute_time, cycle)
             if not self.scene.empty:
@@ -308,7 +308,8 @@ class CollisionMonitorNode(Node):
         first use, as the marker kernels compile then)."""
         from ambf_collision.ros.markers import build_markers
 
-        self.monitor.add_probes(out)  # (a step without a ~/probes subscriber left them out)
+        for w in self.monitor.add_probes(out):  # (a cycle without a ~/probes subscriber)
+            self.get_logger().warning(w)
         return build_markers(self.model, out.result, out.probes, self.world_frame,
                              self.results.stamp(out), near=self.monitor.config.report_distance,
                              cache=cache)

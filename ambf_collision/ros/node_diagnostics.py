@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-from ambf_collision.monitor.config import STATUS_STALE_JOINT_STATE
 from ambf_collision.ros.diagnostics import (CycleStats, PeriodicThread, closure_summary,
-                                            diagnostic_report, number)
+                                            diagnostic_report, milliseconds, number)
 
 __all__ = ["DiagnosticsPublisher"]
 
@@ -72,30 +71,24 @@ class DiagnosticsPublisher:
         values = {
             "evaluation_rate_hz": number(m.evaluation_rate(now), ".1f"),
             **stats.values(),
-            "joint_state_age_s": number(m.merger.age(now), ".4f"),
+            "joint_state_age_s": number(m.joint_state_age(now), ".4f"),
             "min_distance_m": number(out.min_distance, ".6f") if out is not None else "inf",
             "pairs_checked": str(out.pairs_checked if out is not None else 0),
-            "evaluations": str(m.evaluations),
-            "joint_states_good": str(m.merger.good_count),
-            "joint_states_bad": str(m.merger.bad_count),
-            "coalesced": str(m.limiter.coalesced),
+            **{k: str(v) for k, v in m.counts().items()},
             "probes": str(node.scene.probe_count()),
             "markers_published": str(node.markers.published),
             "tf_backend": node.tf.backend,
             "tf_received": str(tf["stored"]),
+            "tf_slice_cpu_max_ms": milliseconds(node.tf.intake.longest_slice),
             "tf_refused": (f"future {tf['future']}, invalid {tf['invalid']}, frames "
                            f"{tf['frames']}, dropped {tf['dropped']}"),
             "scene_load_s": number(node.prepared.seconds, ".3f"),
             "reloading": "true" if node.loader.busy else "false",
         }
         closure = closure_summary(node.model, out.result) if out is not None and out.result else {}
-        cfg = m.config
-        stale = (m.merger.stale_joints(now, cfg.joint_state_timeout, cfg.joint_forget_timeout)
-                 if status == STATUS_STALE_JOINT_STATE else ())
-        forgotten = (m.merger.forgotten_joints(now, cfg.joint_forget_timeout)
-                     if cfg.joint_state_timeout > 0.0 else ())
+        stale = out.stale_joints if out is not None else ()  # (as the reason names them)
         level, message, values = diagnostic_report(status, reason, values, m.unreceived(),
-                                                   closure, stale, forgotten)
+                                                   closure, stale, m.forgotten_joints(now))
         st = DiagnosticStatus(level=bytes([level]), name=f"{node.get_name()}: collision monitor",
                               message=message, hardware_id=node.get_fully_qualified_name(),
                               values=[KeyValue(key=k, value=v) for k, v in values.items()])

@@ -59,8 +59,8 @@ class ResultPublisher:
         return Stamp(sec, nanosec) if f == out.stamp else self.stamp(out)
 
     def publish_contacts(self, out) -> None:
-        """``~/contacts`` of ``out`` (``monitor.step`` calls it as soon as the contacts are
-        final, before the probes are evaluated)."""
+        """``~/contacts`` of ``out`` (the node publishes it as soon as the step is done,
+        before the probes are evaluated)."""
         if not self.contacts_pub.get_subscription_count():
             return
         serializer = self.prepared.contact_serializer

@@ -28,7 +28,6 @@ from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        ProbeArraySerializer, ProbeArrayWriter)
 from ambf_collision.monitor.jit import CompileWatch
-from ambf_collision.monitor.joint_states import JointStateMerger
 from ambf_collision.ros.markers import build_markers
 from ambf_collision.ros.node_parameters import parse_padding
 from ambf_collision.ros.parameters import ConfigError
@@ -107,7 +106,7 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
 
 def warm_up(scene, world_frame: str, marker_cache: dict) -> None:
     """Call every compiled function the node calls per cycle, once, on a private ``Data`` of
-    ``scene``: its evaluation, probes, joint-state merge and markers (with a contact at least),
+    ``scene``: its evaluation, probes and markers (with a contact at least),
     so that none is first compiled or first touched on the executor. The package's install step
     runs it on the demo scene to compile them all (``ros/compile_kernels.py``); the types of the
     calls, and so the compiled functions, are the same for every scene. ``marker_cache``: the
@@ -116,9 +115,6 @@ def warm_up(scene, world_frame: str, marker_cache: dict) -> None:
     data = model.create_data()
     result = model.evaluate(data, report_distance=0.05, near_only=True)
     probe_result = None if scene.probe_set is None else scene.probes(model, data, result)
-    # the joint-state merge's kernel (its types are the same for every message)
-    names = list(model.joint_names)
-    JointStateMerger(names).update(names, [0.0] * len(names), 1.0, 1.0)
     if not scene.empty:  # the markers' kernels too, whether or not markers are on now
         build_markers(model, result, probe_result, world_frame, 0.0, cache=marker_cache)
         if not len(result.contact_index) and math.isfinite(result.min_distance):

@@ -101,6 +101,7 @@ class TfIntake:
         self._frames: set = set()
         self.counts = {"stored": 0, "future": 0, "invalid": 0, "frames": 0, "dropped": 0}
         self.last_refusal = ""  # why the latest transform was refused (for a warning)
+        self.longest_slice = 0.0  # s of this thread's CPU time in the longest work() call
 
     @property
     def pending(self) -> int:
@@ -132,7 +133,12 @@ class TfIntake:
 
     def work(self, seconds: float | None = None) -> bool:
         """Read queued transforms for up to ``seconds`` (default :attr:`SLICE_SECONDS`; at
-        least one); returns True while some are left."""
+        least one); returns True while some are left. Its CPU time (that of the calling thread:
+        what it kept from other callbacks, without the time other processes took) counts in
+        :attr:`longest_slice`."""
+        if not self._queue:
+            return False
+        cpu = time.thread_time()
         end = time.perf_counter() + (self.SLICE_SECONDS if seconds is None else seconds)
         now = self.now()
         while self._queue:
@@ -154,6 +160,7 @@ class TfIntake:
             self._take(item, entry[2], now)
             if time.perf_counter() >= end:
                 break
+        self.longest_slice = max(self.longest_slice, time.thread_time() - cpu)
         return bool(self._queue)
 
     def _take(self, item, static: bool, now: float) -> None:

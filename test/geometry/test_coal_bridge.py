@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from gjk_reference import support_values, world_of
 from hypothesis import given, settings
+from conftest import examples
 from hypothesis import strategies as st
 
 coal = pytest.importorskip("coal", reason="coal (the oracle) is not installed in this environment")
@@ -77,7 +78,7 @@ def test_two_planes_rejected():
         solid_pair_distance(Plane([0, 0, 1], 0.0), Plane([0, 1, 0], 0.0))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(kind=st.sampled_from(SOLIDS), c=vec3, q=quat, a=size, b=size, nrm=vec3, off=finite)
 def test_plane_vs_solid_closed_form(kind, c, q, a, b, nrm, off):
     if np.linalg.norm(nrm) < 1e-3:
@@ -105,7 +106,7 @@ def test_plane_vs_solid_closed_form(kind, c, q, a, b, nrm, off):
     assert abs(d2 - d) < 1e-12 and np.allclose(n2, -n, atol=1e-12)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(k1=st.sampled_from(SOLIDS), k2=st.sampled_from(SOLIDS), c1=vec3, c2=vec3, q1=quat, q2=quat,
        a1=size, b1=size, a2=size, b2=size)
 def test_separated_solids_are_certified(k1, k2, c1, c2, q1, q2, a1, b1, a2, b2):

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
+from conftest import examples
 
 import exact_reference as ex
 from ambf_collision.geometry.distance import Contact, distance, violates_margin
@@ -31,7 +32,7 @@ def test_contact_fields_and_sphere_pair():
         c.distance = 2.0  # frozen
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(vec, vec, st.floats(0, 0.3), vec, st.floats(0, 0.3))
 def test_sphere_capsule_exact(a, b, r, c, rs):
     got = distance(Capsule(a, b, r), Sphere(c, rs))
@@ -84,7 +85,7 @@ def on_surface(shape, p, tol=1e-9):
 
 
 @pytest.mark.parametrize("kind", ["box", "cylinder", "cone", "plane"])
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(vec, vec, st.floats(0.0, 0.2), vec, quat, size)
 def test_capsule_vs_solid_against_coal(kind, a, b, r, p, q, s):
     cap = Capsule(a, b, r)
@@ -110,7 +111,7 @@ def test_capsule_vs_solid_against_coal(kind, a, b, r, p, q, s):
 
 @pytest.mark.parametrize("k1, k2", [("box", "box"), ("box", "cylinder"), ("cone", "cylinder"),
                                     ("box", "plane")])
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(vec, quat, size, vec, quat, size)
 def test_solid_pairs_against_references(k1, k2, p1, q1, s1, p2, q2, s2):
     """Solid pairs (GJK/EPA; planes closed form): coal when separated or with a plane (GJK is
@@ -163,7 +164,7 @@ def test_capsule_resting_on_plane_touching():
 
 
 @pytest.mark.parametrize("kind", ["box", "cylinder"])
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(vec, st.floats(0.0, 0.2), vec, quat, size)
 def test_sphere_inside_or_outside_solid_against_coal(kind, c0, r, p, q, s):
     sph, sol = Sphere(c0, r), solid(kind, p, q, s)
@@ -194,7 +195,7 @@ def test_penetrating_axis_semantics():
     assert distance(cap, box).distance == pytest.approx(d_ref, abs=1e-6)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(vec, vec, st.floats(0.0, 0.2), vec, quat, st.tuples(size, size, size).map(np.array))
 def test_penetrating_capsule_box_sat_against_coal(a, b, r, p, q, sz):
     """Core segment inside a box: exact SAT minimum translation vs coal's EPA (tight tolerances),

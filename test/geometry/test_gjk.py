@@ -20,6 +20,7 @@ from gjk_reference import (
     world_of,
 )
 from hypothesis import example, given, settings
+from conftest import examples
 from hypothesis import strategies as st
 
 from ambf_collision.geometry.gjk import CONVERGED, EPA_NOT_CONVERGED, convex_distance
@@ -219,7 +220,7 @@ def polytope(kind, rng, centre):
     return ConvexHull(rng.normal(size=(60, 3)) * [0.3, 0.2, 0.1], centre, rotation(int(rng.integers(1 << 30))))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.sampled_from(["box", "hull", "ellipsoid"]), st.sampled_from(["box", "hull", "ellipsoid"]),
        st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
 def test_polytopes_are_exact(kind1, kind2, seed, spread):
@@ -250,7 +251,7 @@ KINDS = ["sphere", "capsule", "box", "cylinder", "cone", "hull"]
 
 
 @pytest.mark.slow
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(st.sampled_from(KINDS), st.sampled_from(KINDS), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
 # found by hypothesis: two cylinders 2.943e-7 m apart, where coal says 2.994e-7 m
 @example("cylinder", "cylinder", 24247, 0.719876069239043)

@@ -9,6 +9,7 @@ validate() must refuse.
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from conftest import examples
 from hypothesis import strategies as st
 
 from ambf_collision.geometry.hulls import HullError, HullSet, _ear_clip
@@ -121,7 +122,7 @@ def test_three_points_and_four_coplanar_points():
     assert len(hs.hull_vertices(0)) == 3 and len(hs.hull_vertices(1)) == 4
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.integers(4, 60), st.integers(0, 2**32 - 1), st.sampled_from(["ball", "cube", "sphere", "flat-noise"]))
 def test_random_clouds_against_brute_force_and_coal(count, seed, kind):
     rng = np.random.default_rng(seed)

@@ -6,16 +6,20 @@ import math
 
 import numpy as np
 import pytest
+from numba import njit
 
 import exact_reference as ex
 from ambf_collision.geometry.distance import distance
-from ambf_collision.geometry.pairs import PairDistance, PairResult, bound_data, bounding_spheres, contact_order
+from ambf_collision.geometry.pairs import (PairDistance, PairResult, bound_data, bounding_spheres,
+                                          contact_order, evaluate_pairs, pair_constants,
+                                          pair_results)
 from ambf_collision.geometry.points import point_signed_distance_batch
 from ambf_collision.geometry.shapes import (CAPSULE, CONE, CONVEX, CYLINDER, PLANE, Box, Capsule, Cone,
                                             ConvexHull, Cylinder, Plane, ShapeError, Sphere)
 from ambf_collision.geometry.tolerances import BOUND_MARGIN
 from ambf_collision.geometry.transforms import quat_to_matrix
-from ambf_collision.geometry.world_shapes import LinkShapes, WorldShapes
+from ambf_collision.geometry.world_shapes import (Link, LinkShapes, WorldShapes, hull_arrays,
+                                                 make_hulls, to_world, world_of)
 
 
 def witness_tol(s1, s2, d, closed=1e-9):
@@ -507,24 +511,23 @@ def test_plane_and_capsule_pairs_with_hulls_hand_derived():
     assert d < 0 and d == pytest.approx(polytope_signed_distance(core, tet), abs=1e-12)
 
 
+@njit(cache=True)
+def _compiled_caller(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, order,
+                     env, moved):
+    """The compiled path a model kernel takes: to_world on the Link, evaluate_pairs on the
+    PairConstants, contact_order; ``(smallest distance, number of contacts)`` (kept in numba's
+    cache: compiled once, not on every run)."""
+    W = world_of(out_world)
+    to_world(Link(world_of(local), frame_index), R, t, W, moved)
+    smallest = evaluate_pairs(W, make_hulls(*hull), pair_constants(pairs, bound), near,
+                              pair_results(results), moved)
+    return smallest, contact_order(results.distance, 0.1, 0.1, env, order)
+
+
 @pytest.mark.slow
 def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     """The compiled path a model kernel takes (to_world on the Link, evaluate_pairs on the
     PairConstants, contact_order) equals LinkShapes.to_world + PairDistance.compute."""
-    from numba import njit
-
-    from ambf_collision.geometry.pairs import evaluate_pairs, pair_constants, pair_results
-    from ambf_collision.geometry.world_shapes import Link, hull_arrays, make_hulls, to_world, world_of
-
-    @njit
-    def kernel(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, order, env,
-               moved):
-        W = world_of(out_world)
-        to_world(Link(world_of(local), frame_index), R, t, W, moved)
-        smallest = evaluate_pairs(W, make_hulls(*hull), pair_constants(pairs, bound), near,
-                                  pair_results(results), moved)
-        return smallest, contact_order(results.distance, 0.1, 0.1, env, order)
-
     rng = np.random.default_rng(7)
     shapes = _mixed_scene(rng)
     F = 3
@@ -537,9 +540,10 @@ def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     out = ls.new_world()
     res = PairResult(len(pairs))
     order = np.empty(len(pairs), np.int64)
-    smallest, n_contacts = kernel(ls.local.table, ls.frame_index, tuple(hull_arrays(ls.hulls)),
-                                  pd.pair_table, pd.bound_table, R, t, out.table, 0.05, res.table,
-                                  order, self_pairs(len(pairs)), np.ones(len(shapes), np.int64))
+    smallest, n_contacts = _compiled_caller(
+        ls.local.table, ls.frame_index, tuple(hull_arrays(ls.hulls)), pd.pair_table,
+        pd.bound_table, R, t, out.table, 0.05, res.table, order, self_pairs(len(pairs)),
+        np.ones(len(shapes), np.int64))
     for f in ("distance", "point_1", "point_2", "normal", "position", "exact"):
         assert np.array_equal(getattr(res, f), getattr(ref, f)), f
     assert smallest == ref.distance[ref.exact].min()
@@ -553,17 +557,9 @@ def test_pairs_of_unmoved_shapes_keep_their_exact_rows_bit_for_bit():
     and computes the others. Oracle: PairDistance.compute on the same world, which computes every
     pair; the flags: the shapes of the frame moved, by hand from frame_index. Near-only rows
     (bounds) are recomputed, never kept."""
-    from numba import njit
-
-    from ambf_collision.geometry.pairs import evaluate_pairs, pair_constants, pair_results
-    from ambf_collision.geometry.world_shapes import Link, hull_arrays, make_hulls, to_world, world_of
-
-    @njit
-    def kernel(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, moved):
-        W = world_of(out_world)
-        to_world(Link(world_of(local), frame_index), R, t, W, moved)
-        return evaluate_pairs(W, make_hulls(*hull), pair_constants(pairs, bound), near,
-                              pair_results(results), moved)
+    def kernel(*args):
+        order, env = np.empty(len(pairs), np.int64), self_pairs(len(pairs))
+        return _compiled_caller(*args[:-1], order, env, args[-1])[0]
 
     rng = np.random.default_rng(11)
     shapes = _mixed_scene(rng)

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from conftest import examples
 
 from ambf_collision.geometry.hulls import Hulls
 from ambf_collision.geometry.points import point_signed_distance_batch
@@ -107,7 +108,7 @@ def surface_samples(kind, half, n=200):
 
 # ------------------------------------------------------------------------------------- against coal
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(kind=st.sampled_from((BOX, CYLINDER, CONE, CONVEX)), c=vec3, q=quat, sx=size, sy=size, sz=size,
        p=vec3, seed=st.integers(0, 2**31 - 1))
 def test_outside_points_match_coal(kind, c, q, sx, sy, sz, p, seed):
@@ -127,7 +128,7 @@ def test_outside_points_match_coal(kind, c, q, sx, sy, sz, p, seed):
 
 
 @pytest.mark.slow
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(kind=st.sampled_from((BOX, CYLINDER, CONE)), sx=size, sy=size, sz=size,
        f=st.tuples(st.floats(-0.99, 0.99), st.floats(-0.99, 0.99), st.floats(-0.99, 0.99)))
 def test_inside_depth_is_attained_and_minimal(kind, sx, sy, sz, f):
@@ -147,7 +148,7 @@ def test_inside_depth_is_attained_and_minimal(kind, sx, sy, sz, f):
     assert abs(d) <= np.min(np.linalg.norm(surface_samples(kind, half) - x, axis=1)) + 1e-12
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(kind=st.sampled_from((BOX, CYLINDER, CONE)), c=vec3, q=quat, sx=size, sy=size, sz=size, p=vec3,
        q2=quat, t2=vec3)
 def test_nearest_is_on_surface_and_rigid_motion_invariant(kind, c, q, sx, sy, sz, p, q2, t2):

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from conftest import examples
 
 import exact_reference as ex
 from ambf_collision.geometry.segments import (capsule_distance, closest_parameters, fallback_normal,
@@ -42,13 +43,13 @@ def check_contact(a1, b1, r1, a2, b2, r2):
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(point, point, radius, point, point, radius)
 def test_random_capsules_match_exact_reference(a1, b1, r1, a2, b2, r2):
     check_contact(a1, b1, r1, a2, b2, r2)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(point, point, radius, point, point, radius)
 def test_swap_keeps_distance_and_flips_normal(a1, b1, r1, a2, b2, r2):
     d, p1, p2, n, _ = one(a1, b1, r1, a2, b2, r2)
@@ -59,7 +60,7 @@ def test_swap_keeps_distance_and_flips_normal(a1, b1, r1, a2, b2, r2):
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(point, point, radius, point, point, radius, quat, point)
 def test_invariant_under_common_rigid_motion(a1, b1, r1, a2, b2, r2, q, t):
     R = quat_to_matrix(np.array(q))

@@ -8,6 +8,7 @@ segment, coal (a zero-radius capsule, outside), hand-derived values.
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from conftest import examples
 
 from ambf_collision.geometry.points import solid_local
 from ambf_collision.geometry.shapes import BOX, CONE, CYLINDER, Box, Cone, Cylinder
@@ -165,7 +166,7 @@ def test_box_special_cases_equal_bisection():
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(kind=st.sampled_from((BOX, CYLINDER, CONE)), c=vec3, q=quat, sx=size, sy=size, sz=size, pa=vec3,
        pb=vec3)
 def test_posed_segment_against_sampling_and_coal(kind, c, q, sx, sy, sz, pa, pb):

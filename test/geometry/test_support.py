@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from gjk_reference import support_values, world_of
 from hypothesis import given, settings
+from conftest import examples
 from hypothesis import strategies as st
 
 from ambf_collision.geometry.shapes import (
@@ -77,7 +78,7 @@ def core_value(s, d):
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(shapes_strategy(), vec3.filter(lambda d: np.linalg.norm(d) > 1e-6))
 def test_support_value_and_membership(shape, d):
     W, hulls = world_of([shape])

@@ -16,7 +16,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, examples
 from ambf_collision.model.adf import AdfError, AdfWarning, load_adf_files
 from ambf_collision.model.adf_yaml import AdfYamlLoader
 from ambf_collision.model import Model
@@ -83,7 +83,7 @@ def mutated_doc(draw, docs=None):
 
 
 @pytest.mark.slow
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck))
 @given(mutated_doc())
 def test_structural_mutations(case):
     name, doc = case
@@ -97,7 +97,7 @@ def test_structural_mutations(case):
         _load_and_eval(p)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck))
 @given(mutated_doc(_OWN))
 def test_own_models_mutated_load_or_refuse(case):
     """This project's own models (loops, string booleans, dangling joints...), mutated: the
@@ -124,7 +124,7 @@ def test_own_models_mutated_load_or_refuse(case):
             assert j.parent != j.child and 0 <= j.parent < len(w.bodies) and 0 <= j.child < len(w.bodies)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(NAMES), st.lists(st.tuples(st.floats(0, 1), st.integers(0, 40),
                                                     st.text(alphabet="{}[]:,&*!|>-'\"\n\t #%@`?x0.9e",
                                                             max_size=6)), min_size=1, max_size=4))

@@ -256,15 +256,13 @@ def test_age_when_a_message_names_every_joint_received_so_far():
     assert j.update(["a", "b", "c"], [0.0] * 3, 6.0, 8.5)[0] and j.age(9.0) == 3.0
 
 
-def test_every_message_reaches_one_compiled_merge():
-    """A message's numbers reach the compiled merge with the same types whatever it gives
-    (lists, ints, ``array('d')``, read-only views of serialized bytes, velocities or none), so
-    the kernel is compiled once, at start-up (the node warms it there), never at a joint state."""
+def test_every_kind_of_number_sequence_is_merged():
+    """A message's numbers are merged whatever sequence gives them (lists, ints, ``array('d')``,
+    read-only views of serialized bytes, float32, velocities or none, velocities that are not
+    numbers), and a NaN velocity is unknown and 0 while the rest are taken."""
     from array import array
 
     import numpy as np
-
-    from ambf_collision.monitor.merge_kernel import merge_joint_values
 
     raw = np.array([0.5, -0.5]).tobytes()
     j = JointStateMerger(["a", "b"])
@@ -275,4 +273,6 @@ def test_every_message_reaches_one_compiled_merge():
         assert j.positions.tolist() == [float(p) for p in positions]
     assert j.velocity_known.tolist() == [False, False]  # the last message's are not numbers
     assert j.update(["a"], [math.nan], 2.0, 2.0)[0] is False
-    assert len(merge_joint_values.signatures) == 1
+    assert j.update(["b", "a"], np.frombuffer(raw), 2.0, 2.0, velocities=[math.nan, 7.0])[0]
+    assert j.positions.tolist() == [-0.5, 0.5] and j.velocities.tolist() == [7.0, 0.0]
+    assert j.velocity_known.tolist() == [True, False] and not j.velocities_given()

@@ -237,17 +237,26 @@ def test_heartbeat_when_nothing_arrives():
     assert m.poll(0.3) is None
     assert m.poll(0.5) is not None
     assert m.poll(0.9) is None
+    # a timer at the heartbeat rate (every 0.5 s) publishes once half its period passed
+    assert not m.heartbeat_due(0.74, checked_every=0.5) and m.heartbeat_due(0.75, checked_every=0.5)
+    assert not m.heartbeat_due(0.99) and m.heartbeat_due(1.0)
+    assert m.heartbeat_due(0.2) and m.heartbeat_due(0.2, checked_every=0.5)  # the clock went back
+    m.update_config(heartbeat_rate=0.0)
+    assert not m.heartbeat_due(100.0) and not m.heartbeat_due(0.2)
 
 
 def test_clock_jump_back_publishes_again_at_once_and_ages_count_from_the_jump():
     """Sim time runs 100 s -> 106 s, then a bag loop restarts it at 50 s. Without the reset
-    the rate cap (next slot 106.01 s) and the heartbeat (last output at 106 s) stay silent."""
+    the rate cap (next slot at 106 s or later) holds every request back; only the heartbeat, whose last
+    output lies after now, goes out."""
     model, m = make(max_rate=100.0, heartbeat_rate=10.0, joint_state_timeout=0.5)
     for k in range(601):
         t = 100.0 + 0.01 * k
         m.on_joint_state(["a", "b", "c"], [0.1, 0.0, 0.0], t, t)
         m.poll(t)
-    assert m.poll(50.0) is None and m.poll(50.5) is None  # silent: everything lies at 106 s
+    m.set_enabled(True, 50.0)  # a request
+    assert not m.evaluation_due(50.0) and m.next_wakeup() >= 106.0
+    assert m.heartbeat_due(50.0)
     m.on_clock_jump_back(50.0)
     out = m.poll(50.0)
     assert out is not None and out.status == STATUS_OK and out.evaluated
@@ -346,26 +355,43 @@ def test_non_finite_probe_values_are_zeroed_and_reported():
     assert out.probes is pr and pr.in_contact.tolist() == [True, False]
     np.testing.assert_array_equal(pr.force, [[0, 0, 2.0], [0, 0, 0]])
     assert any("probe" in w for w in out.warnings)
+    pr.depth[1] = np.nan  # later, out of the step: the warning is returned (throttled: counted)
+    m.update_config(warning_period=0.0)
+    later = m.step(2.0, probes=False)
+    assert not any("probe" in w for w in later.warnings)
+    warned = m.add_probes(later)
+    assert len(warned) == 1 and "zeroed 1 probe" in warned[0] and later.warnings[-1] == warned[0]
 
 
-def test_on_contacts_runs_once_per_step_before_the_probes():
+def test_a_step_without_probes_is_final_for_contacts_and_takes_its_probes_later():
+    """The node's order: ``step(probes=False)`` gives the contact part (published at once),
+    ``add_probes`` evaluates the probes of that pose afterwards, once; not for an output that
+    is no longer the latest evaluation, nor for one that evaluated nothing."""
     events = []
     model = ScriptedModel()
 
     def probes(model_, data, result):
-        events.append("probes")
-        return None
-
-    def on_contacts(out):
-        events.append(("contacts", out.status, out.min_distance, len(out.contacts)))
+        events.append(("probes", float(np.asarray(model_.calls[-1])[0])))
+        return SimpleNamespace(in_contact=np.zeros(1, bool), depth=np.zeros(1), area=np.zeros(1),
+                               force=np.zeros((1, 3)), distance=np.ones(1))
 
     m = CollisionMonitor(model, MonitorConfig(), probes=probes)
-    out = m.step(0.5, on_contacts=on_contacts)  # no joint state yet: status only
-    assert events == [("contacts", STATUS_NO_JOINT_STATE, math.inf, 0)] and not out.evaluated
-    events.clear()
+    out = m.step(0.5, probes=False)  # no joint state yet: status only
+    assert out.status == STATUS_NO_JOINT_STATE and not out.evaluated and out.min_distance == math.inf
+    assert m.add_probes(out) == [] and events == []
     m.on_joint_state(["a", "b", "c"], [0.25, 0, 0], 1.0, 1.0)
-    m.step(1.0, on_contacts=on_contacts)
-    assert events == [("contacts", STATUS_OK, 0.75, 1), "probes"]  # 1 - q_a
+    out = m.step(1.0, probes=False)
+    assert out.status == STATUS_OK and out.min_distance == 0.75 and len(out.contacts) == 1  # 1 - q_a
+    assert events == [] and out.probes is None
+    m.add_probes(out)
+    m.add_probes(out)
+    assert events == [("probes", 0.25)]
+    m.on_joint_state(["a", "b", "c"], [0.5, 0, 0], 2.0, 2.0)
+    newer = m.step(2.0, probes=False)
+    m.add_probes(out)  # the Data holds the newer pose now
+    assert events == [("probes", 0.25)]
+    m.step(3.0)  # probes=True: in the step, of its own pose
+    assert events == [("probes", 0.25), ("probes", 0.5)] and newer.probes is None
 
 
 # ----------------------------------------------------------------------------- the real model

@@ -126,10 +126,16 @@ def test_stale_joints_are_listed_oldest_first_with_their_ages(demo_model):
     m.on_joint_state(["elbow"], [0.0], 1.0, 1.0)
     m.on_joint_state(["wrist"], [0.0], 1.25, 1.25)
     m.on_joint_state(["shoulder_yaw", "shoulder_pitch"], [0.0, 0.0], 2.0, 2.0)
+    made = []  # the merger's lists: the status makes one, the output and the reason use it
+    listed = m.merger.stale_joints
+    m.merger.stale_joints = lambda *a: made.append(listed(*a)) or made[-1]
     out = m.step(2.0)
     assert out.status == STATUS_STALE_JOINT_STATE
     assert out.stale_joints == [("/ambf/env/elbow", 1.0), ("/ambf/env/wrist", 0.75)]  # qualified
     assert out.joint_state_age == 1.0
+    assert made == [out.stale_joints] and "elbow (1.000 s), /ambf/env/wrist (0.750 s)" in out.reason
+    assert m.status(2.0).stale_joints == out.stale_joints and m.status(2.0)[:2] == (
+        out.status, out.reason)
 
 
 def test_a_forgotten_joint_no_longer_makes_the_state_stale_and_is_named_in_ok(demo_model):
@@ -144,7 +150,7 @@ def test_a_forgotten_joint_no_longer_makes_the_state_stale_and_is_named_in_ok(de
     assert outs[3.02].status == STATUS_OK
     assert outs[3.02].reason == ("stopped arriving (forgotten after 2 s), kept at their last "
                                  "value: /ambf/env/wrist (2.020 s)")
-    assert m.merger.forgotten_joints(4.0, 2.0) == [("/ambf/env/wrist", pytest.approx(3.0))]
+    assert m.forgotten_joints(4.0) == [("/ambf/env/wrist", pytest.approx(3.0))]
     back = _states(m, MOVABLE, 4.02, 4.02)[0]
     assert back.status == STATUS_OK and back.reason == ""
 

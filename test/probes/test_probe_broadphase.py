@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from conftest import examples
 from hypothesis import strategies as st
 
 from probe_scene import Scene, assert_brute_force, brute_force, probe
@@ -295,7 +296,7 @@ def _shape(kind, rng):
     return ConvexHull(rng.uniform(-0.02, 0.02, (int(rng.integers(4, 12)), 3)), p, q)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(kinds=st.lists(_KINDS, min_size=1, max_size=6), seed=st.integers(0, 2**31 - 1),
        cluster_size=st.sampled_from([1, 4, 32]))
 def test_property_outputs_equal_brute_force(kinds, seed, cluster_size):

@@ -7,6 +7,7 @@ they hold), hand-set clocks and stamps.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -122,13 +123,19 @@ def test_a_huge_message_is_read_in_slices():
     data = _bytes([_ts("world", f"f{k % 50}", 100.0, t=(float(k), 0.0, 0.0)) for k in range(n)])
     intake, sink = _intake()
     intake.push(data, False)
-    assert intake.pending == n
+    assert intake.pending == n and intake.longest_slice == 0.0
     assert intake.work(0.0) and len(sink.got) == 1 and intake.pending == n - 1
     slices = 1
+    cpu = time.thread_time()
     while intake.work(0.0005):
         slices += 1
+    cpu = time.thread_time() - cpu
     assert len(sink.got) == n and [g[3][0] for g in sink.got] == list(range(n))
     assert slices > 1 and intake.pending == 0
+    # the longest slice's CPU time: some, within all of them, and at most half of all (the
+    # slices last 0.5 ms of wall time each, and there were several)
+    assert 0.0 < intake.longest_slice <= 0.5 * cpu
+    assert not intake.work() and intake.longest_slice <= 0.5 * cpu  # nothing queued: no slice
 
 
 def test_the_queue_is_bounded_oldest_dynamic_messages_go_first():
