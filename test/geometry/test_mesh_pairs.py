@@ -37,15 +37,22 @@ def posed_mesh(name, rng):
     return Mesh(built(name), rng.normal(size=3) * 0.3, q / np.linalg.norm(q))
 
 
-def round_shapes(mesh_shape, k, rng):
-    """Spheres and capsules scattered about the mesh (world frame), some inside, some apart."""
+def scattered(mesh_shape, k, rng, margin):
+    """``(points (k, 3), size)``: world points uniform in the mesh's box grown by ``margin`` times
+    its diagonal ``size`` on each side, in the mesh's frame as posed."""
     m = mesh_shape.mesh
     R = quat_to_matrix(mesh_shape.orientation)
     lo, hi = m.vertices.min(axis=0), m.vertices.max(axis=0)
     size = float(np.linalg.norm(hi - lo))
+    local = lo - margin * size + rng.random((k, 3)) * (hi - lo + 2 * margin * size)
+    return local @ R.T + mesh_shape.position, size
+
+
+def round_shapes(mesh_shape, k, rng):
+    """Spheres and capsules scattered about the mesh (world frame), some inside, some apart."""
+    points, size = scattered(mesh_shape, k, rng, 0.2)
     out = []
-    for i in range(k):
-        a = R @ (lo - 0.2 * size + rng.random(3) * (hi - lo + 0.4 * size)) + mesh_shape.position
+    for i, a in enumerate(points):
         r = 0.02 * size * rng.random()
         if i % 2:
             out.append(Sphere(a, r))
@@ -169,13 +176,9 @@ def test_near_only_bounds_mesh_pairs_from_below():
 
 def solids(mesh_shape, k, rng):
     """Boxes, cylinders, cones and hulls posed about the mesh (world frame)."""
-    m = mesh_shape.mesh
-    R = quat_to_matrix(mesh_shape.orientation)
-    lo, hi = m.vertices.min(axis=0), m.vertices.max(axis=0)
-    size = float(np.linalg.norm(hi - lo))
+    points, size = scattered(mesh_shape, k, rng, 0.3)
     out = []
-    for i in range(k):
-        c = R @ (lo - 0.3 * size + rng.random(3) * (hi - lo + 0.6 * size)) + mesh_shape.position
+    for i, c in enumerate(points):
         q = rng.normal(size=4)
         q /= np.linalg.norm(q)
         e = 0.05 * size * (0.2 + rng.random(3))
