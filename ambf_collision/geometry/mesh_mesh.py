@@ -138,14 +138,43 @@ def _turned_box(M, B, j, s, u):
 
 
 @njit(cache=True, error_model="numpy")
-def _pair_gap(boxes1, i, boxes2, j, R, t):
-    """Lower bound (m) of the distance between node ``i`` of mesh 1 and node ``j`` of mesh 2."""
+def _pair_gap(boxes1, i, boxes2, j, R, t, u, w):
+    """Lower bound (m) of the distance between node ``i`` of mesh 1 and node ``j`` of mesh 2: the
+    larger of the two box gaps and the gap along the unit direction ``u`` (frame 1; ``w = R^T
+    u``, the same direction in frame 2): the least ``u.y`` over node 2's box less the largest
+    ``u.x`` over node 1's."""
     c, h = _turned_box(R, boxes2, j, 1.0, t)
     g = _gap(boxes1[i, 0], boxes1[i, 1], boxes1[i, 2], boxes1[i, 3], boxes1[i, 4], boxes1[i, 5],
              c[0], c[1], c[2], h[0], h[1], h[2])
+    low2 = u[0] * c[0] + u[1] * c[1] + u[2] * c[2]
+    high1 = 0.0
+    for k in range(3):
+        low2 -= 0.5 * abs(w[k]) * (boxes2[j, 3 + k] - boxes2[j, k])
+        high1 += 0.5 * (u[k] * (boxes1[i, k] + boxes1[i, 3 + k]) + abs(u[k]) * (boxes1[i, 3 + k] - boxes1[i, k]))
     c, h = _turned_box(R, boxes1, i, -1.0, t)
-    return max(g, _gap(boxes2[j, 0], boxes2[j, 1], boxes2[j, 2], boxes2[j, 3], boxes2[j, 4], boxes2[j, 5],
-                       c[0], c[1], c[2], h[0], h[1], h[2]))
+    return max(g, low2 - high1, _gap(boxes2[j, 0], boxes2[j, 1], boxes2[j, 2], boxes2[j, 3], boxes2[j, 4],
+                                     boxes2[j, 5], c[0], c[1], c[2], h[0], h[1], h[2]))
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _axis_gap(u, a, b, c, p, q, r):
+    """How far triangle ``pqr`` lies beyond triangle ``abc`` along the unit direction ``u`` (m;
+    one frame): a lower bound of their distance."""
+    high = max(u[0] * a[0] + u[1] * a[1] + u[2] * a[2], u[0] * b[0] + u[1] * b[1] + u[2] * b[2],
+               u[0] * c[0] + u[1] * c[1] + u[2] * c[2])
+    return min(u[0] * p[0] + u[1] * p[1] + u[2] * p[2], u[0] * q[0] + u[1] * q[1] + u[2] * q[2],
+               u[0] * r[0] + u[1] * r[1] + u[2] * r[2]) - high
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _direction(R, x1, x2, u):
+    """The unit direction from ``x1`` to ``x2`` (frame 1) and the same in frame 2, or ``u``
+    (and its turn) when they coincide."""
+    v = (x2[0] - x1[0], x2[1] - x1[1], x2[2] - x1[2])
+    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    if n > 0.0:
+        u = (v[0] / n, v[1] / n, v[2] / n)
+    return u, _to2(R, (0.0, 0.0, 0.0), u)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -275,6 +304,9 @@ def _traverse(V1, F1, NB1, VN1, boxes1, nodes1, closed1, V2, F2, NB2, VN2, boxes
     and probes its edges (the closed meshes'), and returns nothing useful."""
     best, b1, b2 = np.inf, -1, -1
     x1, x2 = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    centre2, _ = _turned_box(R, boxes2, 0, 1.0, t)         # e: the direction of the bounds
+    e, e2 = _direction(R, (0.5 * (boxes1[0, 0] + boxes1[0, 3]), 0.5 * (boxes1[0, 1] + boxes1[0, 4]),
+                           0.5 * (boxes1[0, 2] + boxes1[0, 5])), centre2, (1.0, 0.0, 0.0))
     if not deep and 0 <= hint1 < F1.shape[0] and 0 <= hint2 < F2.shape[0]:
         a, b, c = _tri(V1, F1, hint1)
         p, q, r = _tri_in1(V2, F2, hint2, R, t)
@@ -282,6 +314,7 @@ def _traverse(V1, F1, NB1, VN1, boxes1, nodes1, closed1, V2, F2, NB2, VN2, boxes
         b1, b2 = hint1, hint2
         if best == 0.0:
             return best, b1, b2, x1, x2
+        e, e2 = _direction(R, x1, x2, e)
     stack[0, 0], stack[0, 1], stack[0, 2] = 0.0, 0.0, 0.0
     top = 1
     while top > 0:
@@ -298,7 +331,7 @@ def _traverse(V1, F1, NB1, VN1, boxes1, nodes1, closed1, V2, F2, NB2, VN2, boxes
                         continue
                     limit = slack if deep else math.sqrt(best) + slack
                     a, b, c = _tri(V1, F1, u)
-                    if _triangles_gap(a, b, c, p, q, r) > limit:
+                    if _axis_gap(e, a, b, c, p, q, r) > limit or _triangles_gap(a, b, c, p, q, r) > limit:
                         continue
                     d2, y1, y2 = triangle_triangle(a, b, c, p, q, r)
                     if deep:
@@ -309,13 +342,14 @@ def _traverse(V1, F1, NB1, VN1, boxes1, nodes1, closed1, V2, F2, NB2, VN2, boxes
                         best, b1, b2, x1, x2 = d2, u, v, y1, y2
                         if best == 0.0:
                             return best, b1, b2, x1, x2
+                        e, e2 = _direction(R, x1, x2, e)
             continue
         split1 = _split_first(boxes1, nodes1, i, boxes2, nodes2, j)
         first = nodes1[i, 0] if split1 else nodes2[j, 0]
         i0, j0 = (first, j) if split1 else (i, first)
         i1, j1 = (first + 1, j) if split1 else (i, first + 1)
-        g0 = _pair_gap(boxes1, i0, boxes2, j0, R, t)
-        g1 = _pair_gap(boxes1, i1, boxes2, j1, R, t)
+        g0 = _pair_gap(boxes1, i0, boxes2, j0, R, t, e, e2)
+        g1 = _pair_gap(boxes1, i1, boxes2, j1, R, t, e, e2)
         for k in range(2):                         # the nearer child is popped first
             far = (k == 0) == (g0 <= g1)
             ik, jk, gk = (i1, j1, g1) if far else (i0, j0, g0)
