@@ -10,12 +10,18 @@ p1 = d n``, ``t1``, ``t2`` the triangles of the result (the next call's ``hint1`
 **Apart** (no two triangles touch): the exact distance, the minimum of
 :func:`~ambf_collision.geometry.triangles.triangle_triangle` over triangle pairs, by depth-first
 branch and bound over both hierarchies at once (explicit stack; the larger node of a pair is
-split, an inner node always before a leaf). A node pair's lower bound is the larger of two box
-gaps: node 1's box against node 2's box turned into frame 1 as its enclosing box (centre ``R c +
-t``, half extents ``|R| h``), and the same the other way round; a triangle pair's, its two boxes'
-gap and each triangle's gap to the other's plane. The hint pair is measured first; ties go to
-the lowest ``(t1, t2)``; pruning keeps ``MESH_PRUNE_SLACK``: the result does not depend on the
-hints. ``n`` is ``(p2 - p1) / d``, or triangle ``t1``'s unit normal when ``d < COINCIDENT``.
+split, an inner node always before a leaf; the child pair of the smaller bound first). A node
+pair's lower bound is the largest of three: node 1's box against node 2's box turned into frame 1
+as its enclosing box (centre ``R c + t``, half extents ``|R| h``), the same the other way round,
+and the gap along the direction ``e`` (frame 1) of the best pair so far (``x2 - x1`` normalised,
+renewed when the best improves; the hint pair's, or the root boxes' centres' before any): the
+least ``e.y`` over node 2's box (``e.(R c + t) - |R^T e|.h``) less the largest ``e.x`` over node
+1's, which no two points of the boxes can beat. Far apart (relative to the sizes) the distance
+is nearly flat over the facing surfaces (``D + x^2 / 2D`` at ``x`` from the closest point) and
+box gaps prune little; the gap along ``e`` grows with the surfaces' own curvature away from it.
+A triangle pair's bound: its two boxes' gap, each triangle's gap to the other's plane, and its
+gap along ``e``. The hint pair is measured first; ties go to the lowest ``(t1, t2)``; pruning
+keeps ``MESH_PRUNE_SLACK``: the result does not depend on the hints, nor on ``e``. ``n`` is ``(p2 - p1) / d``, or triangle ``t1``'s unit normal when ``d < COINCIDENT``.
 
 **Touching, crossing or nested**: touching or crossing when some triangle pair is at distance
 0; nested when none is and one mesh is inside the other, closed: its witness point lies behind
@@ -41,7 +47,13 @@ that intersect give 0.
 
 Cost: apart, like a capsule query per leaf pair reached; overlapping, one point query per vertex
 in the other's root box (most skipped once a deep one is found) and one segment query per
-crossing edge that can beat the best: milliseconds for meshes of 10,000 triangles.
+crossing edge that can beat the best: milliseconds for meshes of 10,000 triangles. Measured
+2026-12-07 (thread CPU, 2 cores shared, load ~4), a 72-triangle torus (R 0.01, r 0.003 m) at
+random poses 0.01-0.9 m from a 20,000-triangle bumpy torus (R 0.04, r 0.012 m), no hints, p50
+per call at gaps 0.01 / 0.05 / 0.2 / 0.9 m: 0.42 / 0.39 / 0.54 / 0.44 ms with the bound along
+``e`` (box gaps alone: 0.89 / 1.98 / 4.0 / 3.6 ms; coal's BVHModel 0.21-0.33 ms), the same
+distances bit for bit; bench/bench_mesh_pairs.py's mesh-mesh case (10,000 against 9,984
+triangles, near): p50 0.46 ms either way, p99 0.73 ms (box gaps alone 1.2 ms).
 """
 
 from __future__ import annotations
