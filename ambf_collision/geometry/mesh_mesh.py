@@ -15,8 +15,9 @@ pair's lower bound is the largest of three: node 1's box against node 2's box tu
 as its enclosing box (centre ``R c + t``, half extents ``|R| h``), the same the other way round,
 and the gap along the direction ``e`` (frame 1) of the best pair so far (``x2 - x1`` normalised,
 renewed when the best improves; the hint pair's, or the root boxes' centres' before any): the
-least ``e.y`` over node 2's box (``e.(R c + t) - |R^T e|.h``) less the largest ``e.x`` over node
-1's, which no two points of the boxes can beat. Far apart (relative to the sizes) the distance
+least ``e.y`` over node 2's box (``e.(R c + t) - |R^T e|.h``; over its vertices when a leaf)
+less the largest ``e.x`` over node 1's (the same), which no two points of the nodes can beat
+(computed in that order, the first above the best found ends it). Far apart (relative to the sizes) the distance
 is nearly flat over the facing surfaces (``D + x^2 / 2D`` at ``x`` from the closest point) and
 box gaps prune little; the gap along ``e`` grows with the surfaces' own curvature away from it.
 A triangle pair's bound: its two boxes' gap, each triangle's gap to the other's plane, and its
@@ -149,22 +150,45 @@ def _turned_box(M, B, j, s, u):
     return c, h
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _leaf_support(V, F, nodes, i, w, sign):
+    """The largest ``sign w.x`` (m) over the vertices ``x`` of leaf ``i`` (its frame)."""
+    s = -np.inf
+    for f in range(nodes[i, 0], nodes[i, 0] + nodes[i, 1]):
+        for k in range(3):
+            s = max(s, sign * (w[0] * V[F[f, k], 0] + w[1] * V[F[f, k], 1] + w[2] * V[F[f, k], 2]))
+    return s
+
+
 @njit(cache=True, error_model="numpy")
-def _pair_gap(boxes1, i, boxes2, j, R, t, u, w):
+def _pair_gap(V1, F1, boxes1, nodes1, i, V2, F2, boxes2, nodes2, j, R, t, u, w, limit):
     """Lower bound (m) of the distance between node ``i`` of mesh 1 and node ``j`` of mesh 2: the
-    larger of the two box gaps and the gap along the unit direction ``u`` (frame 1; ``w = R^T
-    u``, the same direction in frame 2): the least ``u.y`` over node 2's box less the largest
-    ``u.x`` over node 1's."""
+    largest of the gap along the unit direction ``u`` (frame 1; ``w = R^T u``, the same
+    direction in frame 2: the least ``u.y`` over node 2's box (a leaf's vertices) less the
+    largest ``u.x`` over node 1's box (a leaf's vertices)) and the two box gaps, or the first of
+    them above ``limit``."""
     c, h = _turned_box(R, boxes2, j, 1.0, t)
+    if nodes2[j, 1] > 0:
+        low2 = -_leaf_support(V2, F2, nodes2, j, w, -1.0) + (u[0] * t[0] + u[1] * t[1] + u[2] * t[2])
+    else:
+        low2 = u[0] * c[0] + u[1] * c[1] + u[2] * c[2]
+        for k in range(3):
+            low2 -= 0.5 * abs(w[k]) * (boxes2[j, 3 + k] - boxes2[j, k])
+    if nodes1[i, 1] > 0:
+        high1 = _leaf_support(V1, F1, nodes1, i, u, 1.0)
+    else:
+        high1 = 0.0
+        for k in range(3):
+            high1 += 0.5 * (u[k] * (boxes1[i, k] + boxes1[i, 3 + k]) + abs(u[k]) * (boxes1[i, 3 + k] - boxes1[i, k]))
+    ga = low2 - high1
+    if ga > limit:
+        return ga
     g = _gap(boxes1[i, 0], boxes1[i, 1], boxes1[i, 2], boxes1[i, 3], boxes1[i, 4], boxes1[i, 5],
              c[0], c[1], c[2], h[0], h[1], h[2])
-    low2 = u[0] * c[0] + u[1] * c[1] + u[2] * c[2]
-    high1 = 0.0
-    for k in range(3):
-        low2 -= 0.5 * abs(w[k]) * (boxes2[j, 3 + k] - boxes2[j, k])
-        high1 += 0.5 * (u[k] * (boxes1[i, k] + boxes1[i, 3 + k]) + abs(u[k]) * (boxes1[i, 3 + k] - boxes1[i, k]))
+    if g > limit:
+        return g
     c, h = _turned_box(R, boxes1, i, -1.0, t)
-    return max(g, low2 - high1, _gap(boxes2[j, 0], boxes2[j, 1], boxes2[j, 2], boxes2[j, 3], boxes2[j, 4],
+    return max(g, ga, _gap(boxes2[j, 0], boxes2[j, 1], boxes2[j, 2], boxes2[j, 3], boxes2[j, 4],
                                      boxes2[j, 5], c[0], c[1], c[2], h[0], h[1], h[2]))
 
 
@@ -360,8 +384,8 @@ def _traverse(V1, F1, NB1, VN1, boxes1, nodes1, closed1, V2, F2, NB2, VN2, boxes
         first = nodes1[i, 0] if split1 else nodes2[j, 0]
         i0, j0 = (first, j) if split1 else (i, first)
         i1, j1 = (first + 1, j) if split1 else (i, first + 1)
-        g0 = _pair_gap(boxes1, i0, boxes2, j0, R, t, e, e2)
-        g1 = _pair_gap(boxes1, i1, boxes2, j1, R, t, e, e2)
+        g0 = _pair_gap(V1, F1, boxes1, nodes1, i0, V2, F2, boxes2, nodes2, j0, R, t, e, e2, limit)
+        g1 = _pair_gap(V1, F1, boxes1, nodes1, i1, V2, F2, boxes2, nodes2, j1, R, t, e, e2, limit)
         for k in range(2):                         # the nearer child is popped first
             far = (k == 0) == (g0 <= g1)
             ik, jk, gk = (i1, j1, g1) if far else (i0, j0, g0)
