@@ -49,12 +49,19 @@ that intersect give 0.
 Cost: apart, like a capsule query per leaf pair reached; overlapping, one point query per vertex
 in the other's root box (most skipped once a deep one is found) and one segment query per
 crossing edge that can beat the best: milliseconds for meshes of 10,000 triangles. Measured
-2026-12-07 (thread CPU, 2 cores shared, load ~4), a 72-triangle torus (R 0.01, r 0.003 m) at
-random poses 0.01-0.9 m from a 20,000-triangle bumpy torus (R 0.04, r 0.012 m), no hints, p50
-per call at gaps 0.01 / 0.05 / 0.2 / 0.9 m: 0.42 / 0.39 / 0.54 / 0.44 ms with the bound along
-``e`` (box gaps alone: 0.89 / 1.98 / 4.0 / 3.6 ms; coal's BVHModel 0.21-0.33 ms), the same
-distances bit for bit; bench/bench_mesh_pairs.py's mesh-mesh case (10,000 against 9,984
-triangles, near): p50 0.46 ms either way, p99 0.73 ms (box gaps alone 1.2 ms).
+2026-12-07 (thread CPU, 2 cores shared, load 3-4; each line one run, so against coal in it), a
+72-triangle torus (R 0.01, r 0.003 m) at random poses 0.01-0.9 m from a 20,000-triangle bumpy
+torus (R 0.04, r 0.012 m), no hints, p50 per call at gaps 0.01 / 0.05 / 0.2 / 0.9 m:
+
+- box gaps alone: 0.89 / 1.98 / 4.0 / 3.6 ms (coal's BVHModel 0.24 / 0.29 / 0.33 / 0.31 ms);
+- with the bound along ``e``: 0.48 / 0.54 / 0.51 / 0.45 ms (coal 0.30 / 0.31 / 0.33 / 0.32 ms),
+  leaf pairs reached at 0.9 m: 28 (1,100 with leaves' boxes along ``e``, not their vertices),
+  the same distances bit for bit (2,165 results on the test meshes, near, far and crossing).
+
+bench/bench_mesh_pairs.py's mesh-mesh case (10,000 against 9,984 triangles, near): p50 1.7x /
+p99 3.1x coal's before, 1.3-1.7x / 1.4-1.6x after. AMBF's PSM against a ground and the
+20,000-triangle phantom, every pair exact (bench_mesh_model.py, 400 states): p50 / p99 63 / 83
+ms before (coal's loop 11 / 16 ms: 0.2x), 8.7 / 10.8 ms after (coal 12.0 / 16.1 ms: 1.4x / 1.5x faster).
 """
 
 from __future__ import annotations
