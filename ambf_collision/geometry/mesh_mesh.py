@@ -58,8 +58,8 @@ torus (R 0.04, r 0.012 m), no hints, p50 per call at gaps 0.01 / 0.05 / 0.2 / 0.
   leaf pairs reached at 0.9 m: 28 (1,100 with leaves' boxes along ``e``, not their vertices),
   the same distances bit for bit (2,165 results on the test meshes, near, far and crossing).
 
-bench/bench_mesh_pairs.py's mesh-mesh case (10,000 against 9,984 triangles, near): p50 1.7x /
-p99 3.1x coal's before, 1.3-1.7x / 1.4-1.6x after. AMBF's PSM against a ground and the
+bench/bench_mesh_pairs.py's mesh-mesh case (10,000 against 9,984 triangles, near): 1.7x / 3.1x
+coal's time (p50 / p99) before, 1.3-1.7x / 1.4-1.6x after. AMBF's PSM against a ground and the
 20,000-triangle phantom, every pair exact (bench_mesh_model.py, 400 states): p50 / p99 63 / 83
 ms before (coal's loop 11 / 16 ms: 0.2x), 8.7 / 10.8 ms after (coal 12.0 / 16.1 ms: 1.4x / 1.5x faster).
 """
