@@ -36,7 +36,9 @@ def box_mesh(h, centre=(0.0, 0.0, 0.0)):
     return TriangleMesh.build(V, mx.outward(V, F))
 
 
-def poses(m1, m2, k, seed):
+def poses(m1, m2, k, seed, reach=(0.2, 0.9)):
+    """``k`` random poses of mesh 2 whose centre is ``reach`` (times 0.6 the two diagonals) from
+    mesh 1's centre."""
     rng = np.random.default_rng(seed)
     s1 = np.linalg.norm(np.ptp(m1.vertices, axis=0))
     s2 = np.linalg.norm(np.ptp(m2.vertices, axis=0))
@@ -44,7 +46,7 @@ def poses(m1, m2, k, seed):
     for _ in range(k):
         R = axis_angle_to_matrix(rng.normal(size=3), rng.uniform(0, np.pi))
         u = rng.normal(size=3)
-        x = c1 + u / np.linalg.norm(u) * rng.uniform(0.2, 0.9) * (s1 + s2) * 0.6
+        x = c1 + u / np.linalg.norm(u) * rng.uniform(*reach) * (s1 + s2) * 0.6
         yield R, x - R @ m2.vertices.mean(axis=0)
 
 
@@ -72,13 +74,16 @@ def test_apart_against_coal(n1, n2):
     assert compared >= 10
 
 
-def test_brute_force_over_all_pairs_and_hints():
+@pytest.mark.parametrize("reach", [(0.2, 0.9), (5.0, 60.0)])
+def test_brute_force_over_all_pairs_and_hints(reach):
+    """Near and far (up to 60 times the sizes: the distance is nearly flat over the facing
+    surfaces, where the bound along the best pair's direction prunes)."""
     m1 = TriangleMesh.build(*mx.torus(n=12, m=6))
     m2 = built("l_bracket")
     m2 = TriangleMesh.build(m2.vertices * 10.0, m2.faces)
     rng = np.random.default_rng(3)
     compared = 0
-    for R, t in poses(m1, m2, 12, seed=2):
+    for R, t in poses(m1, m2, 12, seed=2, reach=reach):
         got = run(m1, m2, R, t)
         for h in rng.integers(0, [len(m1.faces), len(m2.faces)], (2, 2)):
             assert run(m1, m2, R, t, h[0], h[1]) == got
