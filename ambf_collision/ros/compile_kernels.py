@@ -9,6 +9,11 @@ compiled functions depend on the types of the calls, which are the same for ever
 
     python -m ambf_collision.ros.compile_kernels ADF.yaml [--probes PROBES.yaml]
 
+It also compiles the shape-pair entry point of ``ambf-collision distance``
+(:func:`~ambf_collision.geometry.distance.distance`, one sphere pair: its types are those of
+every call), so that the CLI's first run does not compile either (with the mesh kernels it calls,
+minutes on a busy machine).
+
 It lives in ``ros/`` because the markers' kernels are drawn through ROS messages; it needs no
 middleware and no message of this package. Prints one line (functions compiled, seconds, where)
 and exits 0; a bad file exits 2 naming it.
@@ -19,6 +24,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ambf_collision.geometry.distance import distance
+from ambf_collision.geometry.shapes import Sphere
 from ambf_collision.monitor.jit import CompileWatch
 from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.scene_loading import warm_up
@@ -28,11 +35,12 @@ __all__ = ["compile_kernels", "main"]
 
 def compile_kernels(adf_files, probe_files=()) -> CompileWatch:
     """Load the scene of ``adf_files`` / ``probe_files`` and call every kernel the node calls
-    (:func:`~ambf_collision.ros.scene_loading.warm_up`); returns what compiled, and how long it
-    took."""
+    (:func:`~ambf_collision.ros.scene_loading.warm_up`) and the CLI's pair distance; returns what
+    compiled, and how long it took."""
     with CompileWatch() as watch:
         scene = load_scene(list(adf_files), list(probe_files))
         warm_up(scene, "world", {})
+        distance(Sphere((0.0, 0.0, 0.0), 1.0), Sphere((3.0, 0.0, 0.0), 1.0))
     return watch
 
 
