@@ -1,6 +1,7 @@
 """`ambf-collision distance FILE.json`: output and bad-input handling (exit 2, named field)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -8,12 +9,17 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+from ambf_collision.monitor.jit import package_root
+
 pytestmark = pytest.mark.slow  # a fresh interpreter per test: ~4 s each under load
 
 ROOT = REPO
 
 
 def run(tmp_path, doc):
+    """The CLI in a fresh process on the package this one imported (the installed one under
+    `make test`, whose kernels the install step compiled), from ``tmp_path``: from the source
+    folder, ``-m`` would import the sources, whose cache a fresh clone has not compiled."""
     f = tmp_path / "req.json"
     f.write_text(doc if isinstance(doc, str) else json.dumps(doc))
     if (ROOT / "ambf_collision" / "cli" / "model.py").exists():
@@ -23,7 +29,9 @@ def run(tmp_path, doc):
                 "p=argparse.ArgumentParser();c.register(p.add_subparsers());"
                 "a=p.parse_args(sys.argv[1:]);sys.exit(a.func(a))")
         cmd = [sys.executable, "-c", code, "distance", str(f)]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root(),
+                                                                    os.environ.get("PYTHONPATH")])))
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
 
 def test_all_pairs_by_default(tmp_path):
