@@ -10,6 +10,7 @@ from numba import njit
 
 import exact_reference as ex
 from ambf_collision.geometry.distance import distance
+from ambf_collision.geometry.mesh_set import no_meshes
 from ambf_collision.geometry.pairs import (PairDistance, PairResult, bound_data, bounding_spheres,
                                           contact_order, evaluate_pairs, pair_constants,
                                           pair_results)
@@ -512,14 +513,14 @@ def test_plane_and_capsule_pairs_with_hulls_hand_derived():
 
 
 @njit(cache=True)
-def _compiled_caller(local, frame_index, hull, pairs, bound, R, t, out_world, near, results, order,
-                     env, moved):
+def _compiled_caller(local, frame_index, hull, meshes, pairs, bound, R, t, out_world, near, results,
+                     order, env, moved):
     """The compiled path a model kernel takes: to_world on the Link, evaluate_pairs on the
     PairConstants, contact_order; ``(smallest distance, number of contacts)`` (kept in numba's
     cache: compiled once, not on every run)."""
     W = world_of(out_world)
     to_world(Link(world_of(local), frame_index), R, t, W, moved)
-    smallest = evaluate_pairs(W, make_hulls(*hull), pair_constants(pairs, bound), near,
+    smallest = evaluate_pairs(W, make_hulls(*hull), meshes, pair_constants(pairs, bound), near,
                               pair_results(results), moved)
     return smallest, contact_order(results.distance, 0.1, 0.1, env, order)
 
@@ -541,7 +542,7 @@ def test_evaluate_pairs_and_to_world_inside_a_compiled_caller():
     res = PairResult(len(pairs))
     order = np.empty(len(pairs), np.int64)
     smallest, n_contacts = _compiled_caller(
-        ls.local.table, ls.frame_index, tuple(hull_arrays(ls.hulls)), pd.pair_table,
+        ls.local.table, ls.frame_index, tuple(hull_arrays(ls.hulls)), no_meshes(), pd.pair_table,
         pd.bound_table, R, t, out.table, 0.05, res.table, order, self_pairs(len(pairs)),
         np.ones(len(shapes), np.int64))
     for f in ("distance", "point_1", "point_2", "normal", "position", "exact"):
@@ -574,7 +575,7 @@ def test_pairs_of_unmoved_shapes_keep_their_exact_rows_bit_for_bit():
     moved = np.ones(len(shapes), np.int64)
     R, t = quat_to_matrix(rng.normal(size=(F, 4))), rng.normal(scale=0.2, size=(F, 3))
     for near in (math.inf, 0.05):
-        kernel(ls.local.table, ls.frame_index, hull, pd.pair_table, pd.bound_table, R, t,
+        kernel(ls.local.table, ls.frame_index, hull, no_meshes(), pd.pair_table, pd.bound_table, R, t,
                out.table, near, res.table, moved)
     for step in range(3):
         R2, t2 = R.copy(), t.copy()
@@ -583,7 +584,7 @@ def test_pairs_of_unmoved_shapes_keep_their_exact_rows_bit_for_bit():
             t2[step] += rng.normal(scale=0.1, size=3)
         for i, near in enumerate((math.inf, 0.05, math.inf)):   # moved on the first call only
             before = res.table.copy()
-            kernel(ls.local.table, ls.frame_index, hull, pd.pair_table, pd.bound_table, R2, t2,
+            kernel(ls.local.table, ls.frame_index, hull, no_meshes(), pd.pair_table, pd.bound_table, R2, t2,
                    out.table, near, res.table, moved)
             assert np.array_equal(moved, (frame_index == step) & (step > 0) & (i == 0))
             ref = pd.compute(ls.to_world(R2, t2))   # every pair exact
