@@ -30,9 +30,10 @@ import math
 
 import numpy as np
 
+from ambf_collision.model.names import ambf_name
 from ambf_collision.monitor.config import MonitorConfig
 
-__all__ = ["JointStateMerger", "joint_name_table", "joint_roles"]
+__all__ = ["JointStateMerger", "add_joint_aliases", "joint_name_table", "joint_roles"]
 
 
 def joint_name_table(joint_names, plain_names, joint_file=None, file=None) -> dict:
@@ -55,6 +56,34 @@ def joint_name_table(joint_names, plain_names, joint_file=None, file=None) -> di
         if plain_count[plain_names[j]] == 1:
             table.setdefault(plain_names[j], j)
     return table
+
+
+def add_joint_aliases(tables, aliases) -> None:
+    """Let joint states name joints by other names: each ``'ALIAS=JOINT'`` entry of
+    ``aliases`` adds ``ALIAS`` to every table of ``tables`` (``joint_name_table`` dicts, one per
+    source, changed in place) that accepts ``JOINT`` (its plain or qualified name, with or
+    without the spaces AMBF removes from names), for the same joint. dVRK's CRTK topics name a PSM's joints ``outer_yaw``, ``outer_pitch``, ... where
+    AMBF's file names them ``base link-yaw link``, ...: ``'outer_yaw=base link-yaw link'``.
+
+    Raises ``ValueError`` naming the entry: not ``ALIAS=JOINT``, an alias that is already the
+    name of another joint (or aliased twice), a ``JOINT`` that no table accepts."""
+    for entry in aliases:
+        alias, sep, joint = (part.strip() for part in str(entry).partition("="))
+        if not sep or not alias or not joint:
+            raise ValueError(f"joint_aliases: entry {entry!r} is not 'ALIAS=JOINT'")
+        found = False
+        for table in tables:
+            key = joint if joint in table else ambf_name(joint)
+            if key not in table:
+                continue
+            found = True
+            if table.get(alias, table[key]) != table[key]:
+                raise ValueError(f"joint_aliases: entry {entry!r}: {alias!r} already names "
+                                 "another joint")
+            table[alias] = table[key]
+        if not found:
+            raise ValueError(f"joint_aliases: entry {entry!r}: no joint named {joint!r} "
+                             "(plain or qualified, among the joints its topics may name)")
 
 
 def joint_roles(model) -> tuple:

@@ -49,7 +49,8 @@ from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABL
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE,
                                            MonitorConfig)
 from ambf_collision.model.contact_rows import contact_row_width, model_contacts
-from ambf_collision.monitor.joint_states import JointStateMerger, joint_name_table, joint_roles
+from ambf_collision.monitor.joint_states import (JointStateMerger, add_joint_aliases,
+                                                 joint_name_table, joint_roles)
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
                                              sanitize_probes)
 from ambf_collision.monitor.scheduling import RateLimiter, WarningThrottle
@@ -111,7 +112,9 @@ class CollisionMonitor:
     ``probes(model, data, result) -> probe result``. ``required_joints``: joint names that must
     have been received before anything is evaluated. ``joint_sources``: per joint-state source
     the index of the ADF file whose joints it names (None: any joint), see
-    :mod:`.joint_states`; default one source for every joint. ``idle_reason``: when given, the
+    :mod:`.joint_states`; default one source for every joint. ``joint_aliases``: ``'ALIAS=JOINT'``
+    entries, other names the sources accept for joints (:func:`.joint_states.add_joint_aliases`:
+    dVRK's CRTK names). ``idle_reason``: when given, the
     monitor never evaluates and reports ``STATUS_DISABLED`` with that reason (a node without a
     model).
     """
@@ -119,7 +122,8 @@ class CollisionMonitor:
     RATE_WINDOW = 1.0  # s over which evaluation_rate is measured
 
     def __init__(self, model, config: MonitorConfig | None = None, probes=None,
-                 required_joints=None, joint_sources=None, idle_reason: str = ""):
+                 required_joints=None, joint_sources=None, joint_aliases=(),
+                 idle_reason: str = ""):
         self.config = config or MonitorConfig()
         self.config.validate()
         self.model = model
@@ -134,6 +138,7 @@ class CollisionMonitor:
         sources = [(f"ADF file {f}" if f is not None else "",
                     joint_name_table(names, plain, joint_file, f))
                    for f in (joint_sources if joint_sources is not None else [None])]
+        add_joint_aliases([table for _, table in sources], joint_aliases)
         self.merger = JointStateMerger(names, self.config, sources=sources,
                                        carries_state=self.needs_value)
         self.required = np.zeros(len(names), dtype=bool)

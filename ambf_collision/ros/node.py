@@ -159,8 +159,9 @@ class CollisionMonitorNode(Node):
             monitor = CollisionMonitor(scene.model, self.config, probes=scene.probes,
                                        required_joints=self.params["required_joints"],
                                        joint_sources=[None if f < 0 else f for f in files],
+                                       joint_aliases=self.params["joint_aliases"],
                                        idle_reason=NO_ADF if scene.empty else "")
-        except ValueError as err:  # required_joints naming a joint the model does not have
+        except ValueError as err:  # required_joints or joint_aliases naming an unknown joint
             raise ConfigError(f"parameter {err}") from None
         if previous is not None:
             monitor.take_over(previous)

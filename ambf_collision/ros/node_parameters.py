@@ -53,6 +53,9 @@ PARAMETERS = {
                            "file whose joints its names refer to, so two arms loaded from one "
                            "file can both use plain joint names; -1 = any file. [-1] = every "
                            "topic names any joint"),
+    "joint_aliases": P([""], STRINGS, "other names joint states may use for joints, "
+                       "'ALIAS=JOINT' (JOINT plain or qualified), e.g. dVRK's CRTK names "
+                       "'outer_yaw=base link-yaw link'; [''] = none"),
     "required_joints": P([""], STRINGS, "joints that must have been received before anything is "
                          "evaluated (NO_JOINT_STATE until then); others keep their last value, "
                          "initially 0"),

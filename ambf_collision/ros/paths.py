@@ -37,7 +37,7 @@ def package_share_dir(package: str = PACKAGE) -> Path | None:
         return None
     try:
         return Path(get_package_share_directory(package))
-    except (PackageNotFoundError, LookupError, ValueError):
+    except (PackageNotFoundError, LookupError, ValueError, OSError):  # OSError: no AMENT_PREFIX_PATH
         return None
 
 

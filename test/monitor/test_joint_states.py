@@ -11,7 +11,8 @@ import math
 import pytest
 
 from ambf_collision.monitor.config import MonitorConfig
-from ambf_collision.monitor.joint_states import JointStateMerger, joint_name_table
+from ambf_collision.monitor.joint_states import (JointStateMerger, add_joint_aliases,
+                                                 joint_name_table)
 
 # two copies of one arm (files 0 and 1, namespaces /psm1/ and /psm2/) plus a table (file 2)
 NAMES = ["/psm1/yaw", "/psm1/pitch", "/psm2/yaw", "/psm2/pitch", "/env/lift"]
@@ -42,6 +43,47 @@ def test_two_sources_with_the_same_plain_names_drive_their_own_arm():
     assert j.received.tolist() == [True, True, True, True, False]
     ok, reason = j.update(["lift"], [0.5], 1.0, 1.0, source=0)
     assert not ok and "unknown joint name(s) 'lift' (source psm1)" == reason
+
+
+def test_aliases_reach_the_joint_of_each_topic_s_own_file():
+    """dVRK's CRTK names: each PSM topic says 'outer_yaw' for its own arm's 'yaw' (written with
+    spaces, as AMBF's files write names that the model stores without them)."""
+    tables = [joint_name_table(NAMES, PLAIN, FILES, f) for f in (0, 1)]
+    add_joint_aliases(tables, ["outer_yaw=y a w", " outer_pitch = /psm2/pitch "])
+    assert tables[0]["outer_yaw"] == 0 and tables[1]["outer_yaw"] == 2
+    assert "outer_pitch" not in tables[0] and tables[1]["outer_pitch"] == 3
+    j = JointStateMerger(NAMES, sources=[("psm1", tables[0]), ("psm2", tables[1])])
+    assert j.update(["outer_yaw"], [0.5], 1.0, 1.0, source=0) == (True, "")
+    assert j.update(["outer_yaw", "outer_pitch"], [-0.25, 0.75], 1.0, 1.0, source=1) == (True, "")
+    assert list(j.positions) == [0.5, 0.0, -0.25, 0.75, 0.0]
+
+
+def test_an_alias_to_itself_is_accepted_and_an_empty_list_changes_nothing():
+    table = joint_name_table(NAMES, PLAIN, FILES)
+    before = dict(table)
+    add_joint_aliases([table], [])
+    add_joint_aliases([table], ["lift=lift"])
+    assert table == before
+
+
+@pytest.mark.parametrize("entry, words", [
+    ("outer_yaw", "is not 'ALIAS=JOINT'"),
+    ("=yaw", "is not 'ALIAS=JOINT'"),
+    ("outer_yaw=", "is not 'ALIAS=JOINT'"),
+    ("outer_yaw=roll", "no joint named 'roll'"),
+    ("pitch=yaw", "'pitch' already names another joint"),
+])
+def test_bad_aliases_are_refused_naming_the_entry(entry, words):
+    tables = [joint_name_table(NAMES, PLAIN, FILES, f) for f in (0, 1)]
+    with pytest.raises(ValueError, match="joint_aliases: entry") as err:
+        add_joint_aliases(tables, [entry])
+    assert words in str(err.value) and repr(entry) in str(err.value)
+
+
+def test_one_alias_for_two_joints_of_one_table_is_refused():
+    table = joint_name_table(NAMES, PLAIN, FILES)
+    with pytest.raises(ValueError, match="'x' already names another joint"):
+        add_joint_aliases([table], ["x=/psm1/yaw", "x=/psm2/yaw"])
 
 
 def test_partial_messages_merge_and_full_message_in_any_order_sets_every_joint():

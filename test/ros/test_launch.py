@@ -103,7 +103,7 @@ def _is_param_value(v) -> bool:
     return False
 
 
-@pytest.mark.parametrize("name", ["demo.yaml", "collision_monitor.yaml"])
+@pytest.mark.parametrize("name", ["demo.yaml", "collision_monitor.yaml", "dvrk.yaml"])
 def test_parameter_files_are_valid_and_apply_under_any_namespace(name):
     """`/**` (not `collision_monitor:`): under PushRosNamespace('psm1') the node is
     /psm1/collision_monitor and a `collision_monitor:` key no longer matches (issue 12 #2)."""
