@@ -67,7 +67,8 @@ def _revolve(profile_z, profile_r, origin, R, n=40):
 
 def shape_surfaces(shape, plane_center=None, plane_size=1.6):
     """Drawable pieces of one world-frame shape: a list of ``("surface", X, Y, Z)`` or
-    ``("polys", [ (k,3) arrays ])`` or ``("points", (k,3))``."""
+    ``("polys", [ (4,3) arrays ])`` (planar quads) or ``("triangles", [ (3,3) arrays ])`` (a
+    hull's faces, a mesh's triangles) or ``("points", (k,3))``."""
     kind = shape.kind
     if kind == 0:  # sphere
         ang = np.linspace(-np.pi / 2, np.pi / 2, 20)
@@ -113,10 +114,19 @@ def shape_surfaces(shape, plane_center=None, plane_size=1.6):
         s = plane_size / 2
         quad = np.array([c + s * (i * e1 + j * e2) for i, j in ((-1, -1), (1, -1), (1, 1), (-1, 1))])
         return [("plane", [quad])]
-    if kind == 6:  # convex hull: its vertices
+    if kind == 6:  # convex hull: its faces (its vertices when flat: no solid to draw)
         R = np.asarray(shape.rotation, float)
         v = np.asarray(shape.vertices, float) @ R.T + np.asarray(shape.position, float)
-        return [("points", v)]
+        try:
+            from scipy.spatial import ConvexHull, QhullError
+
+            return [("triangles", list(v[ConvexHull(v).simplices]))]
+        except (QhullError, ValueError):
+            return [("points", v)]
+    if kind == 7:  # triangle mesh
+        R = np.asarray(shape.rotation, float)
+        v = np.asarray(shape.mesh.vertices, float) @ R.T + np.asarray(shape.position, float)
+        return [("triangles", list(v[np.asarray(shape.mesh.faces)]))]
     raise ValueError(f"unknown shape kind {kind!r}")
 
 
@@ -144,6 +154,10 @@ def _draw_shape(ax, pieces, colour, clip=False, box=None):
         if box is not None and piece[0] in ("polys", "plane"):
             quads = [sq for quad in piece[1] for sq in _subdivide(quad, 30)]
             piece = (piece[0], _inside(quads, box))
+            if not piece[1]:
+                continue
+        if piece[0] == "triangles":  # fine already: clipped whole, drawn as polygons
+            piece = ("polys", piece[1] if box is None else _inside(piece[1], box))
             if not piece[1]:
                 continue
         if piece[0] == "surface":
@@ -209,7 +223,7 @@ def render_scene_png(path, model, result, probe_result=None, *, time=None, title
         for piece in shape_surfaces(s):
             if piece[0] == "surface":
                 pts.append(np.stack([piece[1].ravel(), piece[2].ravel(), piece[3].ravel()], 1))
-            elif piece[0] in ("polys",):
+            elif piece[0] in ("polys", "triangles"):
                 pts.append(np.concatenate(piece[1]))
             else:
                 pts.append(piece[1])

@@ -29,7 +29,7 @@ def _points(pieces):
     for p in pieces:
         if p[0] == "surface":
             out.append(np.stack([p[1].ravel(), p[2].ravel(), p[3].ravel()], 1))
-        elif p[0] in ("polys", "plane"):
+        elif p[0] in ("polys", "plane", "triangles"):
             out.append(np.concatenate(p[1]))
         else:
             out.append(p[1])
@@ -75,6 +75,39 @@ def test_surfaces_lie_on_the_shapes():
     quad = _points(shape_surfaces(plane, plane_center=[1.0, 2.0, 3.0], plane_size=0.5))
     np.testing.assert_allclose(quad[:, 2], 0.25, atol=1e-12)
     np.testing.assert_allclose(quad.mean(0), [1.0, 2.0, 0.25], atol=1e-12)
+
+
+def test_hull_faces_and_mesh_triangles_are_the_shapes_own():
+    """A hull is drawn by its faces: every corner is one of its vertices, every vertex of the
+    cube (none inside) is a corner, and each face's plane has all vertices on one side. A mesh
+    is drawn by its own triangles, moved to world."""
+    from ambf_collision.geometry.shapes import Mesh
+    from ambf_collision.geometry.trimesh import TriangleMesh
+
+    cube = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], float) * 0.1
+    hull = ConvexHull(np.vstack([cube, [[0.05, 0.05, 0.05]]]), [0.3, 0.0, 0.0])
+    (kind, tris), = shape_surfaces(hull)
+    assert kind == "triangles" and len(tris) == 12  # 6 faces, 2 triangles each
+    corners = {tuple(np.round(c - hull.position, 12)) for t in tris for c in t}
+    assert corners == {tuple(c) for c in cube}
+    world = cube + hull.position
+    for t in tris:
+        n = np.cross(t[1] - t[0], t[2] - t[0])
+        side = (world - t[0]) @ n
+        assert np.all(side <= 1e-15) or np.all(side >= -1e-15)
+    flat = ConvexHull([[0, 0, 0], [1, 0, 0], [0, 1, 0.0]])
+    assert shape_surfaces(flat)[0][0] == "points"  # no solid: its vertices
+
+    faces = np.array([[0, 1, 2], [0, 3, 1], [1, 3, 2], [2, 3, 0]])
+    verts = np.array([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.1]], float)
+    mesh = Mesh(TriangleMesh.build(verts, faces), [0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0])  # 180 deg about z
+    (kind, tris), = shape_surfaces(mesh)
+    assert kind == "triangles" and len(tris) == 4
+    np.testing.assert_array_equal(np.round(np.concatenate(tris), 12), np.round(
+        mesh.mesh.vertices[mesh.mesh.faces].reshape(-1, 3) @ np.diag([-1.0, -1.0, 1.0]) + [0, 0, 1.0], 12))
+    R = np.diag([-1.0, -1.0, 1.0])
+    expected = {tuple(np.round(v @ R.T + [0, 0, 1.0], 12)) for v in verts}
+    assert {tuple(np.round(c, 12)) for t in tris for c in t} == expected
 
 
 def test_shape_distances_take_the_smallest_pair():
