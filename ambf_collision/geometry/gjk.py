@@ -63,7 +63,8 @@ from ambf_collision.geometry.tolerances import (
 )
 
 __all__ = ["CENTRE_FALLBACK", "CONVERGED", "EPA_NOT_CONVERGED", "GJK_ITERATION_LIMIT", "SCRATCH_ROWS",
-           "ABOVE_CUTOFF", "convex_distance", "convex_distance_in", "core_distance_in", "core_distance_below"]
+           "ABOVE_CUTOFF", "convex_distance", "convex_distance_in", "convex_distance_below",
+           "core_distance_in", "core_distance_below"]
 
 CONVERGED = 0
 GJK_ITERATION_LIMIT = 1
@@ -101,6 +102,15 @@ def convex_distance_in(W, H, k1, k2, scratch):
     call computes what a fresh zeroed array gives, bit for bit."""
     return core_distance_in(core_of(W, H, k1), core_of(W, H, k2), H.vertices, H.neighbor_start, H.neighbors,
                             scratch)
+
+
+@njit(cache=True)
+def convex_distance_below(W, H, k1, k2, scratch, cutoff):
+    """:func:`convex_distance_in` that stops once GJK proves the distance above ``cutoff`` (m):
+    then ``(lower bound > cutoff, ABOVE_CUTOFF)`` (:func:`core_distance_below`). A mesh reads as
+    its hull (``support.core_of``), which holds it: the bound holds for the mesh too."""
+    return core_distance_below(core_of(W, H, k1), core_of(W, H, k2), H.vertices, H.neighbor_start,
+                               H.neighbors, scratch, cutoff)
 
 
 @njit(cache=True, inline="always")

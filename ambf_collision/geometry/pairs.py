@@ -23,8 +23,12 @@ much as a bound. The pairs that need GJK/EPA (a hull with a sphere, capsule or s
 solids) first get a conservative lower bound:
 the gap between one shape and the other's bounding box in that shape's frame (slab gaps along
 its axes), and, when no pair was computed exactly yet, the distance between the centres' bounding
-spheres. A pair whose lower bound exceeds ``max(near, smallest distance known) + BOUND_MARGIN``
-is not computed: ``exact`` is False for it, ``distance`` holds the lower bound, its witnesses are
+spheres. A pair with a mesh that this bound cannot put beyond the cutoff gets a second one
+before its exact computation: the distance of the mesh's hull to the other shape (or hull), by
+GJK stopped as soon as a separating plane proves it beyond the cutoff (one hull GJK, where a
+mesh pair costs a traversal of both hierarchies). A pair whose lower bound exceeds the cutoff
+``max(near, smallest distance known) + BOUND_MARGIN`` (each exact distance of the last pass
+lowers it for the pairs after) is not computed: ``exact`` is False for it, ``distance`` holds the lower bound, its witnesses are
 a reference point of each shape (a sphere/capsule's first end ``a``, a solid's bound centre) and
 its normal the unit vector between them (+z when they coincide). Every pair closer than ``near``
 and the smallest distance are then exactly those of computing every pair. A pair whose shapes did not
@@ -49,7 +53,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ambf_collision.geometry.gjk import SCRATCH_ROWS, convex_distance_in
+from ambf_collision.geometry.gjk import (ABOVE_CUTOFF, SCRATCH_ROWS, convex_distance_below,
+                                        convex_distance_in)
 from ambf_collision.geometry.mesh_pairs import mesh_pair
 from ambf_collision.geometry.mesh_set import no_meshes
 from ambf_collision.geometry.pair_kernels import closed_form, convex_pair
@@ -213,7 +218,8 @@ def evaluate_pairs(W, H, M, C, near, R, moved):
     robot holding still).
 
     Three passes over the pairs: the pairs always computed; the bounds of the others; those
-    under the cutoff. The loop passes no array to any function but the GJK/EPA pairs' kernels
+    under the cutoff (a mesh pair after its hulls' GJK, stopped early), each exact distance
+    lowering the cutoff for the pairs after it. The loop passes no array to any function but the GJK/EPA pairs' kernels
     (``gjk.convex_distance_in`` in one scratch array allocated per call, ``convex_pair`` for a
     plane with a solid or hull): numba would reference-count it per pair (two atomic operations
     per array per call), which costs more than a closed-form kernel."""
@@ -243,6 +249,14 @@ def evaluate_pairs(W, H, M, C, near, R, moved):
                 continue
             pad1, pad2 = C.padding_1[p], C.padding_2[p]
             exact_p = True
+            meshes = W.kind[k1] == MESH or W.kind[k2] == MESH
+            plane = W.kind[k1] == PLANE or W.kind[k2] == PLANE
+            if phase == 2 and meshes and not plane and distance[p] <= cutoff:
+                # a mesh's hull holds it: the hulls' distance bounds the pair from below, far
+                # tighter than the bound of phase 1, for the cost of one GJK (stopped early)
+                hulls, status = convex_distance_below(W, H, k1, k2, scratch, cutoff + pad1 + pad2)
+                if status == ABOVE_CUTOFF:
+                    distance[p] = hulls - pad1 - pad2
             if phase == 1 or (phase == 2 and distance[p] > cutoff):
                 d, upper, x1, x2 = bounds(shape_row(W, k1), bound_row(C, k1), shape_row(W, k2),
                                           bound_row(C, k2), with_upper)
@@ -257,8 +271,7 @@ def evaluate_pairs(W, H, M, C, near, R, moved):
                 d = distance[p]   # the bound, padding included
                 exact_p = False
             else:
-                meshes = W.kind[k1] == MESH or W.kind[k2] == MESH
-                if meshes and W.kind[k1] != PLANE and W.kind[k2] != PLANE:
+                if meshes and not plane:
                     # the previous closest triangles as hints: the same result, sooner
                     d, x1, x2, n, t1, t2 = mesh_pair(W, H, M, k1, k2, R.triangle[p, 0],
                                                      R.triangle[p, 1])
@@ -278,6 +291,8 @@ def evaluate_pairs(W, H, M, C, near, R, moved):
                 x2 = (x2[0] - pad2 * n[0], x2[1] - pad2 * n[1], x2[2] - pad2 * n[2])
                 known = min(known, d)
                 smallest = min(smallest, d)
+                if phase == 2:   # an exact distance caps the smallest: the cutoff only drops
+                    cutoff = min(cutoff, max(near, known) + BOUND_MARGIN)
             distance[p] = d
             R.exact[p] = exact_p
             for i in range(3):

@@ -174,6 +174,37 @@ def test_near_only_bounds_mesh_pairs_from_below():
     assert near.distance.min() == exact.distance.min()
 
 
+def test_a_far_pair_inside_a_thin_mesh_s_box_is_bounded_by_its_hull():
+    """A thin rod meshed along the diagonal of its frame's xy square: its box and bounding
+    sphere hold a sphere 0.35 m from the rod, which the rod's hull does not. With near = 0.05
+    that pair stays bounded (not computed), by a bound above the cutoff and below the hull's
+    distance (GJK on a ConvexHull of the same vertices: hand-checkable, 0.5 / sqrt(2) - 0.005 -
+    0.01 m), itself never above the exact one,
+    once an exact distance is known: a pair computed in the first pass (two spheres), or a
+    mesh pair computed before it in the last pass (each lowers the cutoff for the pairs after)."""
+    c, s = np.cos(np.pi / 4), np.sin(np.pi / 4)
+    box = np.array([[x, y, z] for x in (0, 1) for y in (-0.005, 0.005) for z in (-0.005, 0.005)])
+    V = box @ np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])   # +x turned to (1, 1)/sqrt(2)
+    F = np.array([[0, 1, 3], [0, 3, 2], [4, 6, 7], [4, 7, 5], [0, 4, 5], [0, 5, 1],
+                  [2, 3, 7], [2, 7, 6], [0, 2, 6], [0, 6, 4], [1, 5, 7], [1, 7, 3]])
+    rod = Mesh(TriangleMesh.build(V, F))
+    far = Sphere([0.6, 0.1, 0.0], 0.01)       # inside the rod's box and bounding sphere
+    close = Sphere([0.2, 0.2, 0.03], 0.01)    # 0.015 m above the rod
+    ball = Sphere([0.2, 0.2, 0.055], 0.01)    # 0.005 m above `close`
+    hull = compute([ConvexHull(V), far], [(0, 1)])
+    assert hull.distance[0] == pytest.approx(0.5 / np.sqrt(2) - 0.005 - 0.01, abs=1e-12)
+    for pairs in ([(0, 1), (2, 3)], [(2, 3), (0, 1)], [(0, 2), (0, 1)]):
+        f = pairs.index((0, 1))
+        exact = compute([rod, far, close, ball], pairs)
+        near = compute([rod, far, close, ball], pairs, near=0.05)
+        assert not near.exact[f] and near.exact[1 - f]
+        # GJK stops at a separating plane beyond the cutoff: a bound between it and the hulls'
+        assert 0.05 < near.distance[f] <= hull.distance[0] + 1e-12
+        assert hull.distance[0] <= exact.distance[f] + 1e-12   # the rod is convex: equal
+        assert near.distance[1 - f] == exact.distance[1 - f]
+        assert exact.distance[1 - f] == pytest.approx(0.005 if (2, 3) in pairs else 0.015, abs=1e-12)
+
+
 def solids(mesh_shape, k, rng):
     """Boxes, cylinders, cones and hulls posed about the mesh (world frame)."""
     points, size = scattered(mesh_shape, k, rng, 0.3)
