@@ -81,7 +81,7 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
     marker_cache: dict = {}
     with CompileWatch() as jit:
         scene = load_scene(files["adf_files"], files["probe_files"],
-                           namespaces=params["adf_namespaces"] or None,
+                           namespaces=[ns or None for ns in params["adf_namespaces"]] or None,
                            ignore_pairs=params["ignore_pairs"], check_pairs=params["check_pairs"],
                            coupling_files=files["coupling_files"], couplings=params["couplings"],
                            hull_meshes=params["hull_meshes"])

@@ -1,5 +1,6 @@
 """dvrk.launch.py in a real ROS graph: two PSMs of AMBF's file on their CRTK topics, placed by
-cart_frames (one static placement, one relayed from a set-up-joint pose topic).
+cart_frames (one static placement, one relayed from a set-up-joint pose topic), beside an
+environment file that keeps its own namespace (examples/dvrk/patient.yaml).
 
 Expectation: the library's own evaluation of the same cart (the parameters of
 ``monitor_parameters``, the placements of the cart file, the same joint values under AMBF's
@@ -30,7 +31,8 @@ CRTK = ["outer_yaw", "outer_pitch", "outer_insertion", "outer_roll", "outer_wris
 AMBF = ["base link-yaw link", "yaw link-pitch back link", "pitch end link-main insertion link",
         "main insertion link-tool roll link", "tool roll link-tool pitch link",
         "tool pitch link-tool gripper1 link"]
-Q1 = [0.4, 0.3, 0.10, 0.2, 0.1, -0.3]
+PATIENT = REPO / "examples" / "dvrk" / "patient.yaml"
+Q1 = [0.1, 0.1, 0.16, 0.2, 0.1, -0.3]   # PSM1's jaws into the patient
 Q2 = [-0.5, 0.2, 0.12, -0.6, 0.3, 0.2]
 # PSM2's base frame as a set-up joint reports it: 30 degrees about z, then a shift
 YAW2 = math.radians(30.0)
@@ -48,16 +50,17 @@ def _expected(cart_path):
     from ambf_collision.ros.dvrk_cart import load_cart, monitor_parameters
 
     cart = load_cart(cart_path)
-    p = monitor_parameters(cart, "PSM1,PSM2", str(ROBOTS))
+    p = monitor_parameters(cart, "PSM1,PSM2", str(ROBOTS), extra_files=[str(PATIENT)])
+    assert p["adf_namespaces"] == ["/PSM1/", "/PSM2/", ""]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = Model.from_files(p["adf_files"], namespaces=p["adf_namespaces"],
+        model = Model.from_files(p["adf_files"], namespaces=["/PSM1/", "/PSM2/", None],
                                  couplings=p["couplings"], hull_meshes=["*"])
     data = model.create_data()
     names = [f"/{arm}/{n.replace(' ', '')}" for arm in ("PSM1", "PSM2") for n in AMBF]
     model.set_joint_positions(data, names, Q1 + Q2)
     _, xyz, rpy = cart.arms["PSM1"].placement
-    poses = [(_rz(rpy[2]), np.array(xyz)), (_rz(YAW2), SUJ2[0])]
+    poses = [(_rz(rpy[2]), np.array(xyz)), (_rz(YAW2), SUJ2[0]), None]
     return model, model.evaluate(data, root_poses=poses)
 
 
@@ -73,7 +76,8 @@ def test_two_psms_on_crtk_topics_static_and_relayed_placements(domain, peer, tmp
                                           qos_profile_sensor_data) for arm in ("PSM1", "PSM2")}
     suj = peer.node.create_publisher(PoseStamped, "/SUJ/PSM2/measured_cp", 10)
     launch = LaunchProcess(domain, installed_launch_file("dvrk.launch.py"),
-                           ["arms:=PSM1,PSM2", f"ambf_models:={ROBOTS}", f"cart:={cart_path}"])
+                           ["arms:=PSM1,PSM2", f"ambf_models:={ROBOTS}", f"cart:={cart_path}",
+                            f"adf_files:=['{PATIENT}']"])
     try:
         def publish():
             now = peer.node.get_clock().now().to_msg()
@@ -97,10 +101,10 @@ def test_two_psms_on_crtk_topics_static_and_relayed_placements(domain, peer, tmp
         last = msgs[-1]
         assert last.pairs_checked == len(model.pairs)
         assert last.min_distance == pytest.approx(expected.min_distance, abs=1e-9)
-        closest = {(c.body_1, c.body_2) for c in last.contacts[:1]}
-        if expected.contacts:
-            c = expected.contacts[0]
-            assert closest == {(c.body_1, c.body_2)}
+        c = expected.contacts[0]
+        assert "/ambf/env/patient" in (c.body_1, c.body_2) and c.distance < 0
+        assert (last.contacts[0].body_1, last.contacts[0].body_2) == (c.body_1, c.body_2)
+        assert last.contacts[0].distance == pytest.approx(c.distance, abs=1e-9)
     finally:
         code, out, err = launch.stop(timeout=20.0)
         assert "Traceback" not in out + err, err[-3000:]
