@@ -41,6 +41,7 @@ from pathlib import Path
 import yaml
 
 from ambf_collision.model.couplings import couplings_from, load_couplings
+from ambf_collision.model.names import ambf_name
 from ambf_collision.ros.paths import resolve_package_path
 
 __all__ = ["Arm", "Cart", "CartError", "load_cart", "monitor_parameters", "coupling_rules"]
@@ -193,14 +194,18 @@ def monitor_parameters(cart: Cart, arms, ambf_models: str = "", adf_overrides=No
 
     ``adf_overrides``: ``{kind: path}`` replacing a kind's ``adf``. Returns a dict of
     parameter values: ``adf_files``, ``adf_namespaces``, ``root_frames``, ``world_frame``,
-    ``joint_state_topics``, ``joint_state_files``, ``joint_aliases``, ``couplings``."""
+    ``joint_state_topics``, ``joint_state_files``, ``joint_aliases``, ``couplings``,
+    ``required_joints``: every chosen arm's aliased (actuated) joints, so that nothing is
+    evaluated, and the status says which arm is missing, until each arm has published its
+    ``measured_js`` once (an arm left at its ADF pose would look clear when it is not)."""
     chosen = chosen_arms(cart, arms)
     files = [_adf_path(cart, a.kind, ambf_models, adf_overrides) for a in chosen]
     extra = [str(resolve_package_path(f)) for f in extra_files if str(f).strip()]
-    aliases, couplings = [], []
+    aliases, couplings, required = [], [], []
     for a in chosen:
         spec = cart.kinds[a.kind]
         aliases += [x for x in spec["aliases"] if x not in aliases]
+        required += [f"/{a.name}/{ambf_name(x.split('=', 1)[1])}" for x in spec["aliases"]]
         couplings += coupling_rules(spec["couplings"], f"/{a.name}/")
     return {
         "adf_files": files + extra,
@@ -211,4 +216,5 @@ def monitor_parameters(cart: Cart, arms, ambf_models: str = "", adf_overrides=No
         "joint_state_files": list(range(len(chosen))),
         "joint_aliases": aliases or [""],
         "couplings": couplings or [""],
+        "required_joints": required or [""],
     }

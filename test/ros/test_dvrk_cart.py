@@ -130,6 +130,31 @@ def test_crtk_names_pose_each_arm_as_ambf_s_names_do(cart_model):
     np.testing.assert_array_equal(merger.positions, expected)
 
 
+def test_nothing_is_evaluated_until_every_chosen_arm_has_published(cart_model):
+    """The cart's monitor requires each arm's actuated joints: with PSM1, PSM3 and the ECM
+    publishing and PSM2 silent, the status is NO_JOINT_STATE naming PSM2's joints (PSM2 at
+    its ADF pose would look clear when it is not); PSM2's first message makes it OK."""
+    from ambf_collision.monitor.config import STATUS_NO_JOINT_STATE, STATUS_OK
+
+    model, params, poses = cart_model
+    aliases = params["joint_aliases"]
+    assert len(params["required_joints"]) == 3 * 6 + 4
+    assert "/ECM/maininsertionlink-toollink" in params["required_joints"]
+    monitor = CollisionMonitor(model, joint_sources=params["joint_state_files"],
+                               joint_aliases=aliases, required_joints=params["required_joints"])
+    ecm = ["outer_yaw", "outer_pitch", "insertion", "outer_roll"]
+    for source, names in ((0, PSM_CRTK), (2, PSM_CRTK), (3, ecm)):
+        ok, why = monitor.on_joint_state(names, [0.0] * len(names), 1.0, 1.0, source=source)
+        assert ok, why
+    out = monitor.step(1.0, root_poses=poses)
+    assert out.status == STATUS_NO_JOINT_STATE and not out.evaluated
+    assert "/PSM2/baselink-yawlink" in out.reason and "/PSM1/" not in out.reason
+    ok, why = monitor.on_joint_state(PSM_CRTK, [0.0] * 6, 1.1, 1.1, source=1)
+    assert ok, why
+    out = monitor.step(1.1, root_poses=poses)
+    assert out.status == STATUS_OK and out.evaluated and out.pairs_checked == len(model.pairs)
+
+
 @pytest.mark.parametrize("text, words", [
     ("kinds: {PSM: {adf: a.yaml}}\narms: {PSM1: {kind: ECM, measured_js: /x, base_frame: b}}",
      "arms.PSM1: kind: 'ECM' is not one of kinds"),
