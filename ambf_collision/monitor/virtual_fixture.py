@@ -261,8 +261,9 @@ class VirtualFixture:
             self.held = master_wrench(force, self.params.registration)
 
     def fresh(self, now: float) -> bool:
-        """The latest contacts are good and at most ``max_contact_age`` old at ``now``."""
-        return self.good and now - self.received <= self.params.max_contact_age
+        """The latest contacts are good and at most ``max_contact_age`` from ``now`` (either
+        way: after a clock jump back, contacts stamped in the future are not fresh either)."""
+        return self.good and abs(now - self.received) <= self.params.max_contact_age
 
     def output(self, now: float) -> np.ndarray:
         """The master wrench ``(6,)`` at ``now`` (s): the held wrench times the gain, the gain
