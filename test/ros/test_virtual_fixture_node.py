@@ -1,14 +1,14 @@
 """The ``virtual_fixture`` executable over DDS (issue 37 §3), in lockstep with a simulated clock
-(``/clock``, ``use_sim_time`` on every node) so that a busy machine changes only how long it
+(``/clock``, ``use_sim_time`` on the fixture) so that a busy machine changes only how long it
 takes, never what happens.
 
-- Closed loop: the real ``collision_monitor`` on the test's dVRK-like model
+- Closed loop: the real ``collision_monitor`` (on the system clock, see ``MONITOR``) on the test's dVRK-like model
   (test/model/adf_models/fixture/) reads the PSM's CRTK joint states (``/PSM1/measured_js``,
   positions and velocities), the ``virtual_fixture`` reads its contacts and drives the master
   (``/MTMR/body/servo_cf``), and the test's hand model (``test/monitor/fixture_loop.py``: a
   mass-damper hand on the master, the PSM moved through the teleop scale and the registration)
-  moves the PSM by what the master does. Each 1 ms step: the PSM's state stamped t, the
-  monitor's contacts of t, the clock to t + 1 ms, the fixture's wrench of t + 1 ms. Every
+  moves the PSM by what the master does. Each 1 ms step: the PSM's state of step t, the
+  monitor's contacts of it, the clock to t, the fixture's wrench of t. Every
   approach stops out of contact, and nothing pushes the tool while it retreats.
 - Faults: contacts that go stale (the fixture's ramp measured step by step), a dead monitor,
   NaN and empty messages, a NaN in a joint state: zero wrench, never NaN, the node alive.
@@ -17,6 +17,7 @@ takes, never what happens.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pytest
@@ -33,6 +34,13 @@ sys.path.insert(0, str(TEST_DIR / "monitor"))
 import fixture_loop as loop  # noqa: E402
 
 T0 = 1000.0  # s of sim time at the start
+MONITOR = {"adf_files": [str(f) for f in loop.FILES], "joint_state_topics": ["/PSM1/measured_js"],
+           "report_distance": 0.05, "max_rate": 100000.0, "publish_markers": False,
+           "joint_state_timeout": 0.0, "max_stamp_age": 1e6}
+"""The monitor on the system clock (evaluating each joint state as it comes; its rate cap and
+busy share are wall-clock budgets, which a frozen sim clock would never refill): the joint
+states carry wall-clock stamps, one 1 ms apart per step (they fall behind the wall clock: the
+stale check is off)."""
 WRENCH = "/MTMR/body/servo_cf"
 CONTACTS = "/collision_monitor/contacts"
 R = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # W -> M: +90 deg about z
@@ -44,6 +52,13 @@ def _stamp(m) -> int:
 
 def _ns(t: float) -> int:
     return int(round(t * 1e9))
+
+
+def _js_stamp(js, t: float, wall0: int) -> int:
+    """Stamp ``js`` for sim time ``t``: ``wall0`` (ns) plus the sim time since T0."""
+    ns = wall0 + _ns(t) - _ns(T0)
+    js.header.stamp.sec, js.header.stamp.nanosec = divmod(ns, 1_000_000_000)
+    return ns
 
 
 class SimClock:
@@ -105,10 +120,7 @@ def _run_approaches(peer, domain, n: int, seed: int):
     from ambf_collision.monitor.virtual_fixture import FixtureParams
 
     p = FixtureParams()
-    monitor = NodeProcess(domain, {
-        "adf_files": [str(f) for f in loop.FILES], "use_sim_time": True,
-        "joint_state_topics": ["/PSM1/measured_js"], "report_distance": 0.05,
-        "max_rate": 100000.0, "publish_markers": False})
+    monitor = NodeProcess(domain, MONITOR)
     fixture = _fixture(domain)
     try:
         clock = SimClock(peer)
@@ -116,6 +128,7 @@ def _run_approaches(peer, domain, n: int, seed: int):
         contacts = Received(peer, ContactArray, CONTACTS, qos=100)
         js_pub = peer.node.create_publisher(JointState, "/PSM1/measured_js", 100)
         t = _start_wrenches(peer, clock, wrenches)
+        wall0 = time.time_ns() - (_ns(t) - _ns(T0))
         rng = np.random.default_rng(seed)
         min_distance, max_force, pushed, stopped = math.inf, 0.0, 0, 0
         for i in range(n):
@@ -132,8 +145,8 @@ def _run_approaches(peer, domain, n: int, seed: int):
                 intent = a.master_intent if k < n_approach else -a.master_intent
                 js = JointState(name=loop.JOINTS, position=(tip - loop.TIP_AT_ZERO).tolist(),
                                 velocity=(to_psm @ v_m).tolist())
-                js.header.stamp.sec, js.header.stamp.nanosec = divmod(_ns(t), 1_000_000_000)
-                c = _exchange(peer, lambda: js_pub.publish(js), contacts, _ns(t), "contacts")
+                stamp = _js_stamp(js, t, wall0)
+                c = _exchange(peer, lambda: js_pub.publish(js), contacts, stamp, "contacts")
                 assert c.status == ContactArray.STATUS_OK, c.status_message
                 tool = [x for x in c.contacts if x.body_1.startswith("/PSM1/")
                         or x.body_2.startswith("/PSM1/")]
@@ -250,34 +263,46 @@ def test_dead_monitor_and_a_nan_joint_state_give_zero_and_the_nodes_live(peer, d
             t += loop.DT
             assert not _force(_exchange(peer, lambda: clock.set(t), wrenches, _ns(t),
                                         "wrench")).any()
-        monitor = NodeProcess(domain, {
-            "adf_files": [str(f) for f in loop.FILES], "use_sim_time": True,
-            "joint_state_topics": ["/PSM1/measured_js"], "report_distance": 0.05,
-            "max_rate": 100000.0, "publish_markers": False})
+        monitor = NodeProcess(domain, MONITOR)
         contacts = Received(peer, ContactArray, CONTACTS, qos=100)
         js_pub = peer.node.create_publisher(JointState, "/PSM1/measured_js", 100)
+        wall0 = time.time_ns() - (_ns(t) - _ns(T0))
         z = 0.2 + loop.TIP_RADIUS + 0.01 - loop.TIP_AT_ZERO[2]
 
         def step(position):
             nonlocal t
             t += loop.DT
             js = JointState(name=loop.JOINTS, position=position, velocity=[0.0, 0.0, -0.01])
-            js.header.stamp.sec, js.header.stamp.nanosec = divmod(_ns(t), 10**9)
-            c = _exchange(peer, lambda: js_pub.publish(js), contacts, _ns(t), "contacts",
-                          timeout=180.0)
+            stamp = _js_stamp(js, t, wall0)
+            if all(math.isfinite(x) for x in position):
+                c = _exchange(peer, lambda: js_pub.publish(js), contacts, stamp, "contacts",
+                              timeout=180.0)
+            else:  # refused: no evaluation; the monitor says so at its heartbeat (10 Hz)
+                js_pub.publish(js)
+                c = contacts.msgs[-1]
             peer.spin_for(0.002)
             return c, _force(_exchange(peer, lambda: clock.set(t), wrenches, _ns(t), "wrench"))
 
-        for _ in range(30):
+        for _ in range(3000):  # until the fixture hears the monitor (discovery)
             c, f = step([0.0, 0.0, z])
+            if f[2] == pytest.approx(4.5, abs=1e-6):
+                break
         assert c.status == ContactArray.STATUS_OK
-        assert f == pytest.approx([0.0, 0.0, 4.5], abs=1e-6)  # R leaves z alone
-        for _ in range(30):
+        assert f == pytest.approx([0.0, 0.0, 4.5], abs=1e-6)  # R keeps z
+        bad_at = None
+        for k in range(300):  # 0.3 s of NaN joint states
             c, f = step([0.0, math.nan, z])
             assert np.isfinite(f).all()
-        assert c.status == ContactArray.STATUS_BAD_JOINT_STATE and not f.any()
-        for _ in range(30):
+            if bad_at is None and any(m.status == ContactArray.STATUS_BAD_JOINT_STATE
+                                      for m in contacts.msgs[-3:]):
+                bad_at = k
+            if bad_at is not None and k > bad_at + 11:  # 10 ms after the status at the latest
+                assert not f.any(), (k, bad_at, f)
+        assert bad_at is not None and bad_at < 150  # the heartbeat said so (10 Hz)
+        for _ in range(3000):  # good joint states again: the wrench again
             c, f = step([0.0, 0.0, z])
+            if f[2] == pytest.approx(4.5, abs=1e-6):
+                break
         assert c.status == ContactArray.STATUS_OK and f[2] == pytest.approx(4.5, abs=1e-6)
         assert monitor.alive() and fixture.alive()
     finally:
