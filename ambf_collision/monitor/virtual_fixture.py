@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -92,24 +92,26 @@ class FixtureContacts(NamedTuple):
 class FixtureParams:
     """Parameters of the law and the ramp (units in the module docstring): ``stiffness`` k
     (N/m), ``damping`` lam (N s/m^2), ``activation_distance`` d_a (m), ``safety_distance`` d_s
-    (m, < d_a), ``max_force`` f_max (N), ``rate_band`` v_0 (m/s, > 0), ``registration`` R (3x3, W -> M), ``ramp_time`` (s,
-    (0, 0.01]), ``max_contact_age`` (s). :meth:`checked` validates them."""
+    (m, < d_a), ``max_force`` f_max (N), ``registration`` R (3x3, W -> M), ``rate_band`` v_0
+    (m/s, > 0), ``ramp_time`` (s, (0, 0.01]), ``max_contact_age`` (s). :meth:`checked`
+    validates them."""
 
     stiffness: float = 400.0
     damping: float = 5000.0
     activation_distance: float = 0.02
     safety_distance: float = 0.003
     max_force: float = 5.0
-    rate_band: float = 0.005
     registration: np.ndarray = field(default_factory=lambda: np.eye(3))
+    rate_band: float = 0.005
     ramp_time: float = 0.01
     max_contact_age: float = 0.05
 
     def checked(self) -> "FixtureParams":
         """A copy with the registration made an exact rotation; ValueError naming the
         parameter for a bad value."""
-        for name in ("stiffness", "damping", "activation_distance", "safety_distance",
-                     "max_force", "rate_band", "ramp_time", "max_contact_age"):
+        numbers = ("stiffness", "damping", "activation_distance", "safety_distance",
+                   "max_force", "rate_band", "ramp_time", "max_contact_age")
+        for name in numbers:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0.0):
                 raise ValueError(f"{name}: must be a finite number >= 0, got {v!r}")
@@ -120,11 +122,8 @@ class FixtureParams:
             raise ValueError("rate_band and safety_distance: must be > 0")
         if not 0.0 < self.ramp_time <= MAX_RAMP_TIME:
             raise ValueError(f"ramp_time: must be in (0, {MAX_RAMP_TIME}] s, got {self.ramp_time}")
-        return FixtureParams(float(self.stiffness), float(self.damping),
-                             float(self.activation_distance), float(self.safety_distance),
-                             float(self.max_force), float(self.rate_band),
-                             check_registration(self.registration),
-                             float(self.ramp_time), float(self.max_contact_age))
+        return replace(self, registration=check_registration(self.registration),
+                       **{name: float(getattr(self, name)) for name in numbers})
 
 
 def check_registration(matrix) -> np.ndarray:

@@ -86,9 +86,9 @@ class VirtualFixtureNode(Node):
         super().__init__("virtual_fixture", **kwargs)
         p = declare_parameters(self, PARAMETERS)
         try:
-            params = FixtureParams(p["stiffness"], p["damping"], p["activation_distance"],
-                                   p["safety_distance"], p["max_force"], p["rate_band"],
-                                   p["registration"], p["ramp_time"], p["max_contact_age"])
+            params = FixtureParams(**{k: p[k] for k in (
+                "stiffness", "damping", "activation_distance", "safety_distance", "max_force",
+                "registration", "rate_band", "ramp_time", "max_contact_age")})
             self.fixture = VirtualFixture(params)
         except ValueError as err:
             raise ConfigError(f"parameter {err}") from None

@@ -183,7 +183,7 @@ def test_approaches_over_dds_stop_before_contact(peer, domain):
 
 @pytest.mark.slow
 def test_more_approaches_over_dds_stop_before_contact(peer, domain):
-    _run_approaches(peer, domain, 40, seed=3700)
+    _run_approaches(peer, domain, 30, seed=3700)
 
 
 def _contact(d, normal=(0.0, 0.0, -1.0), rate=-0.01, body_1="/PSM1/tip", body_2="/env/organ"):
