@@ -60,8 +60,8 @@ from ambf_collision.model.contact_rows import contact_columns
 from ambf_collision.monitor.damper import damper_scale
 
 __all__ = ["MAX_RAMP_TIME", "REGISTRATION_SLACK", "FixtureContacts", "FixtureParams",
-           "VirtualFixture", "check_registration", "contact_sides", "contacts_from_rows", "fixture_force",
-           "master_wrench", "push_magnitude", "velocity_scale"]
+           "VirtualFixture", "check_registration", "contact_sides", "contacts_from_rows",
+           "fixture_force", "master_wrench", "push_magnitude", "velocity_scale"]
 
 MAX_RAMP_TIME = 0.01
 """s. Longest allowed ramp to zero: the issue's bound (the wrench is gone within 10 ms of the
@@ -260,8 +260,9 @@ class VirtualFixture:
             self.held = master_wrench(force, self.params.registration)
 
     def fresh(self, now: float) -> bool:
-        """The latest contacts are good and at most ``max_contact_age`` from ``now`` (either
-        way: after a clock jump back, contacts stamped in the future are not fresh either)."""
+        """The latest contacts are good and arrived at most ``max_contact_age`` from ``now``
+        (either way: after the clock jumped back, contacts that arrived at a later time are not
+        fresh either)."""
         return self.good and abs(now - self.received) <= self.params.max_contact_age
 
     def output(self, now: float) -> np.ndarray:

@@ -196,10 +196,14 @@ def test_stale_contacts_ramp_to_zero_and_bad_messages_give_zero(peer, domain):
     """Hand-made contacts straight to the node: d 0.01 closing at 0.01 m/s, normal -z from the
     tool: 4.5 N up in W (test_virtual_fixture.py), +z in M too (R turns about z). Then none:
     stale 50 ms after the last (max_contact_age), zero 10 ms (ramp_time) later, as a ramp of at
-    most 0.45 N per 1 ms step. NaN values, an empty array and a status other than OK: zero."""
+    most 0.45 N per 1 ms step. NaN values, an empty array and a status other than OK: zero.
+    The velocity scale (d_i 0.05, d_s 0.003, xi 0.3): at d 0.01 the bound is
+    -0.3 * 0.007 / 0.047 = -0.0447 m/s, so -0.01 m/s keeps 1 and -0.1 m/s gets 0.447; stale: 0."""
     from geometry_msgs.msg import WrenchStamped
+    from std_msgs.msg import Float64
 
-    fixture = _fixture(domain)
+    fixture = _fixture(domain, publish_velocity_scale=True)
+    scales = Received(peer, Float64, "/velocity_scale", qos=1000)
     try:
         clock = SimClock(peer)
         wrenches = Received(peer, WrenchStamped, WRENCH, qos=1000)
@@ -223,7 +227,9 @@ def test_stale_contacts_ramp_to_zero_and_bad_messages_give_zero(peer, domain):
         good = ContactArray(status=ContactArray.STATUS_OK, contacts=[_contact(0.01)])
         held = steps(60, good)
         assert held[-1] == pytest.approx([0.0, 0.0, 4.5], abs=1e-9)
+        assert peer.spin_until(lambda: scales.msgs and scales.last.data == 1.0, timeout=10.0)
         fall = steps(100)
+        assert peer.spin_until(lambda: scales.last.data == 0.0, timeout=10.0)
         trace = np.concatenate((held[-1:, 2], fall[:, 2]))
         assert np.abs(np.diff(trace)).max() <= 0.45 + 1e-9  # a ramp, no step
         # the last contacts arrived one step (the clock's previous value) before the last held
@@ -239,6 +245,9 @@ def test_stale_contacts_ramp_to_zero_and_bad_messages_give_zero(peer, domain):
             steps(30, good)
             out = steps(30, bad)
             assert np.isfinite(out).all() and not out[12:].any(), out[:, 2]
+        steps(5, ContactArray(status=ContactArray.STATUS_OK, contacts=[_contact(0.01, rate=-0.1)]))
+        assert peer.spin_until(lambda: scales.last.data == pytest.approx(
+            0.3 * 0.007 / 0.047 / 0.1, rel=1e-12), timeout=10.0), scales.last.data
         assert fixture.alive()
     finally:
         code, _, err = fixture.stop()
