@@ -224,8 +224,8 @@ def _check(stats, n):
     assert -min(stats["rates"]) > 0.15  # the fastest closed in at nearly 0.2 m/s
 
 
-def test_approaches_stop_before_contact_100(scene):
-    _check(_approaches(scene, 100, seed=37), 100)
+def test_approaches_stop_before_contact_50(scene):
+    _check(_approaches(scene, 50, seed=37), 50)
 
 
 @pytest.mark.slow
