@@ -139,7 +139,7 @@ def _run_approaches(peer, domain, n: int, seed: int):
                                     + loop.HOLD) / loop.DT))
             n_total = n_approach + int(round(loop.RETREAT / loop.DT))
             to_psm = loop.SCALE * R.T
-            closest = math.inf
+            closest, was_away = math.inf, False
             for k in range(n_total):
                 t += loop.DT
                 intent = a.master_intent if k < n_approach else -a.master_intent
@@ -159,8 +159,12 @@ def _run_approaches(peer, domain, n: int, seed: int):
                 f_m = _force(w)
                 assert np.isfinite(f_m).all()
                 max_force = max(max_force, float(np.linalg.norm(f_m)))
-                if k >= n_approach and rate > 0.0 and d > p.safety_distance and f_m.any():
+                # moving away outside d_s at this step and the one before (the fixture may take
+                # the contacts of t after the clock's t: one step of transport delay)
+                away = rate > 0.0 and d > p.safety_distance
+                if k >= n_approach and away and was_away and f_m.any():
                     pushed += 1
+                was_away = away
                 v_new = loop.hand_step(v_m, intent, a.damping, a.mass, f_m)
                 tip = tip + to_psm @ (0.5 * loop.DT * (v_m + v_new))
                 v_m = v_new
