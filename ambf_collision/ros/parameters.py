@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["BOOL", "INTEGERS", "NUMBER", "STRING", "STRINGS", "ConfigError", "Parameter",
+__all__ = ["BOOL", "INTEGERS", "NUMBER", "NUMBERS", "STRING", "STRINGS", "ConfigError", "Parameter",
            "check", "declare_parameters", "on_set_parameters"]
 
 NUMBER, BOOL, STRING, STRINGS, INTEGERS = "number", "bool", "string", "string list", "integer list"
+NUMBERS = "number list"
 
 
 class ConfigError(ValueError):
@@ -55,7 +56,8 @@ def check(name: str, spec: Parameter, value):
     Booleans: ``true``/``false`` only. String lists: a list of strings (one string is a list of
     one); a list of empty strings only is the empty list (``['']`` is how a parameter file
     writes one), otherwise entries are kept as given (per-file lists use ``''`` for "none").
-    Integer lists: a list of integers (one integer is a list of one).
+    Integer lists: a list of integers (one integer is a list of one). Number lists: a list
+    of finite numbers, integers accepted (kept as ``float``).
     """
     kind = spec.kind
     if kind == NUMBER:
@@ -87,6 +89,13 @@ def check(name: str, spec: Parameter, value):
                 isinstance(v, int) and not isinstance(v, bool) for v in items):
             raise ConfigError(f"parameter {name}: must be a list of integers, got {value!r}")
         return [int(v) for v in items]
+    if kind == NUMBERS:
+        items = value if isinstance(value, (list, tuple)) else [value]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                   for v in items):
+            raise ConfigError(f"parameter {name}: must be a list of finite numbers, "
+                              f"got {value!r}")
+        return [float(v) for v in items]
     raise ConfigError(f"parameter {name}: unknown kind {kind!r}")
 
 
