@@ -204,3 +204,23 @@ outside or wholly inside) read from its witness point: the sign of ``(x - p) . p
 at its closest mesh point ``x`` (geometry/mesh_solid.py, geometry/mesh_mesh.py), which costs
 nothing. GJK's witnesses of curved solids are within ~1e-10 m of the true ones (GJK_TOLERANCE
 above), so ``x - p`` keeps its direction; nearer, a point query at the solid's centre decides."""
+
+# --------------------------------------------------------------------------- motion (continuous collision)
+
+MOTION_TIME_TOLERANCE = 1e-6
+"""1 (fraction of a joint-state step, ``s`` in [0, 1]). Conservative advancement stops when the
+motion bound allows a contact within this much of the step: the pair is then reported touching at
+that ``s``, which is at most this far before the true first contact (issue 38: 1e-6). A pair that
+only comes within ``rate * MOTION_TIME_TOLERANCE`` m of touching (``rate``: its motion bound, m
+per step) is reported touching too: never a missed contact, at most that near a miss counted."""
+
+MOTION_DISTANCE_TOLERANCE = 1e-3
+"""m. Default width of a near pair's minimum-distance interval over a step
+(``Model.evaluate_motion``): the smallest distance sampled and the proven lower bound differ by
+at most this for every pair whose bound is below its report distance (1 mm: a tenth of a typical
+report margin; a 1 kHz step of the demo arm moves its shapes by less, so needs no sample)."""
+
+MOTION_MIN_SAMPLES = 48
+"""Samples. Most distance samples kept per pair for its minimum over the step (the ends, the
+advancement's samples, the refinement's): the refinement stops there even when its interval is
+still wider than the tolerance, and reports both ends of it."""

@@ -47,7 +47,9 @@ class Data:
     contacts; ``contact_rows (P, 20 + J)``: row r holds contact r's values in message order
     (closest first; distance, world vectors, distance Jacobian, rate, body-frame witnesses:
     ``contact_rows.py``).
-    ``velocity_given``: True once :meth:`Model.set_joint_velocities` was called.
+    ``velocity_given``: True once :meth:`Model.set_joint_velocities` was called. ``motion``:
+    the buffers of :meth:`Model.evaluate_motion` (``motion.MotionBuffers``; None before its
+    first call).
     """
 
     def __init__(self, model):
@@ -78,6 +80,7 @@ class Data:
         self.contact_rows = rows.reshape(P, contact_row_width(J))
         self.shape_moved = moved
         self.velocity_given = False  # set_joint_velocities was called
+        self.motion = None  # MotionBuffers of evaluate_motion (motion.py), made at its first call
         self.name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
 
 
