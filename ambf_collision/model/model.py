@@ -37,7 +37,7 @@ from ambf_collision.geometry.tolerances import MOTION_DISTANCE_TOLERANCE
 from ambf_collision.geometry.world_shapes import LinkShapes, hull_arrays
 from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
 from ambf_collision.model.filtering import Overrides, filter_pairs
-from ambf_collision.model.data import Data, EvaluationResult
+from ambf_collision.model.data import Data, EvaluationResult, report_distances
 from ambf_collision.model.evaluate_kernel import MODEL_TABLES, evaluate_model
 from ambf_collision.model.kinematics import Kinematics
 from ambf_collision.model.motion import MotionResult, evaluate_motion
@@ -299,12 +299,8 @@ class Model:
         and ``closest`` are the same as with ``near_only=False``."""
         if root_poses is not None:
             self.set_root_poses(data, root_poses)
-        report_distance = float(report_distance)
-        environment = (report_distance if environment_report_distance is None
-                       else float(environment_report_distance))
-        if math.isnan(report_distance) or math.isnan(environment):
-            raise ValueError("report_distance and environment_report_distance must be numbers "
-                             f"(m), got {report_distance}, {environment}")
+        report_distance, environment = report_distances(report_distance,
+                                                         environment_report_distance)
         n, closest, lowest = evaluate_model(self.buffer, data.buffer,
                                             max(report_distance, environment) if near_only else math.inf,
                                             report_distance, environment)

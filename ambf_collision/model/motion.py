@@ -54,7 +54,7 @@ import numpy as np
 
 from ambf_collision.geometry.tolerances import (MOTION_DISTANCE_TOLERANCE, MOTION_MIN_SAMPLES,
                                                 MOTION_TIME_TOLERANCE)
-from ambf_collision.model.data import EvaluationResult
+from ambf_collision.model.data import EvaluationResult, report_distances
 from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
 from ambf_collision.model.motion_kernel import (MOTION_RESULT_DTYPE, MOTION_TABLES,
                                                 evaluate_motion_model)
@@ -155,12 +155,7 @@ def evaluate_motion(model, data, q0, q1, root_poses0=None, root_poses1=None,
     distance_tolerance = float(distance_tolerance)
     if not distance_tolerance > 0.0:
         raise ValueError(f"distance_tolerance must be > 0 m, got {distance_tolerance}")
-    report_distance = float(report_distance)
-    environment = (report_distance if environment_report_distance is None
-                   else float(environment_report_distance))
-    if math.isnan(report_distance) or math.isnan(environment):
-        raise ValueError("report_distance and environment_report_distance must be numbers "
-                         f"(m), got {report_distance}, {environment}")
+    report_distance, environment = report_distances(report_distance, environment_report_distance)
     motion.files_0[...] = data.kinematics.files
     if root_poses0 is not None:
         model.set_root_poses(data, root_poses0)
