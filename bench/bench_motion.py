@@ -50,7 +50,9 @@ def workloads():
     return out
 
 
-def run(model, names, qs, motion: bool):
+def run(model, names, qs, motion: bool, stats: bool = False):
+    """µs per cycle over ``qs`` (``stats``: also the mean samples per step and the swept
+    contacts, counted outside the timed runs)."""
     data = model.create_data()
     model.set_joint_positions(data, names, qs[0])
     model.evaluate(data, near_only=True)
@@ -61,8 +63,9 @@ def run(model, names, qs, motion: bool):
             previous = data.q.copy()
             model.set_joint_positions(data, names, q)
             r = model.evaluate_motion(data, previous, data.q, near_only=True)
-            samples += int(r.samples.sum())
-            swept += int(r.swept.sum())
+            if stats:
+                samples += int(r.samples.sum())
+                swept += int(r.swept.sum())
     else:
         for q in qs[1:]:
             model.set_joint_positions(data, names, q)
@@ -87,8 +90,8 @@ def main():
         disc, mot = [], []
         for _ in range(args.rounds):
             disc.append(run(model, names, qs, False)[0])
-            us, samples, swept = run(model, names, qs, True)
-            mot.append(us)
+            mot.append(run(model, names, qs, True)[0])
+        samples, swept = run(model, names, qs, True, stats=True)[1:]
         d, m = statistics.median(disc), statistics.median(mot)
         print(f"{name:<16} {len(qs) - 1:>6} {d:>12.2f} {m:>10.2f} {m / d:>6.2f} {samples:>13.3f} "
               f"{swept:>6}")

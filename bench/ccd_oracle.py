@@ -64,6 +64,9 @@ def check(name, steps, scale, near, margin, seed):
         r = model.evaluate_motion(data, q0, q1)
         tally["steps"] += 1
         tally["substeps"] += n
+        if tally["steps"] % 2000 == 0:
+            print(f"{name} (so far): {tally} largest |s - s_oracle| {worst:.3g} "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
         for p in np.flatnonzero(np.isfinite(first) | r.contact):
             s = r.time[p]
             if math.isfinite(first[p]):

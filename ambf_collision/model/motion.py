@@ -52,12 +52,14 @@ import math
 
 import numpy as np
 
+from ambf_collision.geometry.gjk import SCRATCH_ROWS
 from ambf_collision.geometry.tolerances import (MOTION_DISTANCE_TOLERANCE, MOTION_MIN_SAMPLES,
                                                 MOTION_TIME_TOLERANCE)
 from ambf_collision.model.data import EvaluationResult, report_distances
 from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
-from ambf_collision.model.motion_kernel import (MOTION_RESULT_DTYPE, MOTION_TABLES,
-                                                evaluate_motion_model)
+from ambf_collision.model.motion_advance import (MOTION_RESULT_COLUMNS, MOTION_RESULT_WIDTH,
+                                                 MOTION_TABLES)
+from ambf_collision.model.motion_kernel import evaluate_motion_model
 from ambf_collision.model.table_buffer import pack
 
 __all__ = ["MotionBuffers", "MotionResult", "evaluate_motion"]
@@ -67,7 +69,7 @@ class MotionBuffers:
     """The per-call buffers of ``evaluate_motion`` for one Data (``data.motion``, made at its
     first call): one writable buffer (``buffer``; ``tables``: name -> table in
     ``motion_kernel.MOTION_TABLES`` order) and views ``q0``, ``q1 (J,)``, ``files_0``,
-    ``files_1 (F,)`` (``POSE_DTYPE``), ``results (P,)`` (``MOTION_RESULT_DTYPE``), ``order
+    ``files_1 (F,)`` (``POSE_DTYPE``), ``results (P, 18)`` (``MOTION_RESULT_COLUMNS``), ``order
     (P,)``."""
 
     def __init__(self, model):
@@ -77,8 +79,11 @@ class MotionBuffers:
             np.zeros(J), np.zeros(J), np.zeros(F, POSE_DTYPE), np.zeros(F, POSE_DTYPE),
             np.zeros(J, JOINT_STATE_DTYPE), np.zeros(F, POSE_DTYPE), np.zeros(B, POSE_DTYPE),
             np.zeros((K, 2)), model.link_shapes.local.table, np.ones(N, np.int64),
-            np.zeros(P, MOTION_RESULT_DTYPE), np.zeros(P, np.int64),
-            np.zeros((MOTION_MIN_SAMPLES, 3)), np.zeros((F, 4))])
+            np.zeros((P, MOTION_RESULT_WIDTH)), np.zeros(P, np.int64),
+            np.zeros((MOTION_MIN_SAMPLES, 3)), np.zeros((F, 4)), np.zeros(J), np.zeros(J),
+            np.zeros(P), np.zeros((SCRATCH_ROWS, 9)), np.zeros((3, 3)), np.zeros(4),
+            np.zeros(P, np.int64), np.zeros(J), np.zeros((F, 12)), np.zeros((B, 12)),
+            np.zeros(1, np.int64)])
         self.tables = dict(zip(MOTION_TABLES, views))
         self.q0, self.q1, self.files_0, self.files_1 = views[:4]
         self.results, self.order = views[10], views[11]
@@ -103,13 +108,19 @@ class MotionResult:
     def __init__(self, model, data, discrete: EvaluationResult, n: int):
         self._model = model
         self.discrete = discrete
-        r = data.motion.results
-        self.contact, self.time, self.distance = r["contact"], r["time"], r["distance"]
-        self.point_1, self.point_2, self.normal = r["point_1"], r["point_2"], r["normal"]
-        self.min_distance, self.min_time, self.min_bound = r["min_distance"], r["min_time"], r["min_bound"]
-        self.rate, self.certified, self.samples = r["rate"], r["certified"], r["samples"]
+        self._results = data.motion.results
         self.contact_index = data.motion.order[:n]
         self._q1_distance = data.distance
+
+    def __getattr__(self, name):   # the per-pair values: columns of the results table
+        column = MOTION_RESULT_COLUMNS.get(name)
+        if column is None:
+            raise AttributeError(name)
+        if name in ("contact", "certified"):
+            return self._results[:, column] > 0.5
+        if name == "samples":
+            return self._results[:, column].astype(np.int64)
+        return self._results[:, column[0]:column[1]] if isinstance(column, tuple) else self._results[:, column]
 
     @property
     def contact_times(self) -> np.ndarray:
@@ -125,15 +136,18 @@ class MotionResult:
         return [who[k] for k in self.contact_index.tolist()]
 
 
-def _joint_vector(model, q, what: str) -> np.ndarray:
-    q = np.asarray(q, dtype=float).reshape(-1)
-    if q.size != len(model.joint_names):
-        raise ValueError(f"{what}: {q.size} positions, the model has {len(model.joint_names)} "
-                         "joints (model.joint_names order)")
-    bad = np.flatnonzero(~np.isfinite(q))
-    if bad.size:
-        raise ValueError(f"{what}: joint {model.joint_names[bad[0]]!r} must be finite, got {q[bad[0]]}")
-    return q
+def _set_ends(model, motion, q0, q1, data) -> None:
+    """``q0`` (None: ``data.q``) and ``q1`` into the motion buffer; ValueError for a length
+    other than ``J`` (the kernel refuses what is not finite)."""
+    J = len(model.joint_names)
+    for what, q, out in (("q0", data.q if q0 is None else q0, motion.q0), ("q1", q1, motion.q1)):
+        try:
+            if len(q) != J:
+                raise ValueError
+            out[...] = q
+        except (TypeError, ValueError):
+            raise ValueError(f"{what}: {np.size(q)} positions, the model has {J} joints "
+                             "(model.joint_names order)") from None
 
 
 def evaluate_motion(model, data, q0, q1, root_poses0=None, root_poses1=None,
@@ -150,21 +164,26 @@ def evaluate_motion(model, data, q0, q1, root_poses0=None, root_poses1=None,
     motion = data.motion
     if motion is None:
         motion = data.motion = MotionBuffers(model)
-    motion.q0[...] = data.q if q0 is None else _joint_vector(model, q0, "q0")
-    motion.q1[...] = _joint_vector(model, q1, "q1")
+    _set_ends(model, motion, q0, q1, data)
     distance_tolerance = float(distance_tolerance)
     if not distance_tolerance > 0.0:
         raise ValueError(f"distance_tolerance must be > 0 m, got {distance_tolerance}")
     report_distance, environment = report_distances(report_distance, environment_report_distance)
-    motion.files_0[...] = data.kinematics.files
-    if root_poses0 is not None:
-        model.set_root_poses(data, root_poses0)
+    root_moves = root_poses0 is not None or root_poses1 is not None
+    if root_moves:
+        if root_poses0 is not None:
+            model.set_root_poses(data, root_poses0)
         motion.files_0[...] = data.kinematics.files
-    if root_poses1 is not None:
-        model.set_root_poses(data, root_poses1)
-    motion.files_1[...] = data.kinematics.files
+        if root_poses1 is not None:
+            model.set_root_poses(data, root_poses1)
+        motion.files_1[...] = data.kinematics.files
     near = max(report_distance, environment, 0.0) if near_only else math.inf
     n, closest, lowest, swept = evaluate_motion_model(
-        model.buffer, data.buffer, model.motion_buffer, motion.buffer, near, report_distance,
-        environment, MOTION_TIME_TOLERANCE, distance_tolerance)
+        model.buffer, data.buffer, model.motion_buffer, motion.buffer, root_moves, near,
+        report_distance, environment, MOTION_TIME_TOLERANCE, distance_tolerance)
+    if swept < 0:   # not finite: refused by the kernel, nothing computed
+        j = -1 - swept
+        what, q = ("q0", motion.q0) if j < len(model.joint_names) else ("q1", motion.q1)
+        j %= len(model.joint_names)
+        raise ValueError(f"{what}: joint {model.joint_names[j]!r} must be finite, got {q[j]}")
     return MotionResult(model, data, EvaluationResult(model, data, n, closest, lowest), swept)
