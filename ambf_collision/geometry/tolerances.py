@@ -208,11 +208,20 @@ above), so ``x - p`` keeps its direction; nearer, a point query at the solid's c
 # --------------------------------------------------------------------------- motion (continuous collision)
 
 MOTION_TIME_TOLERANCE = 1e-6
-"""1 (fraction of a joint-state step, ``s`` in [0, 1]). Conservative advancement stops when the
-motion bound allows a contact within this much of the step: the pair is then reported touching at
-that ``s``, which is at most this far before the true first contact (issue 38: 1e-6). A pair that
-only comes within ``rate * MOTION_TIME_TOLERANCE`` m of touching (``rate``: its motion bound, m
-per step) is reported touching too: never a missed contact, at most that near a miss counted."""
+"""1 (fraction of a joint-state step, ``s`` in [0, 1]). The reported first contact ``s`` is at
+most this far before the true one (issue 38: 1e-6): conservative advancement proves no contact
+before ``s``, and once the bound allows one within this much of the step, the distance at
+``s + MOTION_TIME_TOLERANCE`` is sampled; <= 0 there brackets the first contact in between."""
+
+MOTION_TOUCH_DISTANCE = 1e-9
+"""m. A pair this close counts as touching in a step: conservative advancement moves by
+``distance / rate`` at a time, so a pair grazing at a nanometre would take ~1e9 samples to pass
+(a nanometre is below what the pair kernels resolve on metre-sized shapes anyway)."""
+
+MOTION_MAX_SAMPLES = 100_000
+"""Samples. Most exact distance samples one pair may take to find its first contact in a step
+(a graze at a few nanometres along a surface); at the cap the pair is reported touching where
+the advancement stopped: never a missed contact, at worst an early one."""
 
 MOTION_DISTANCE_TOLERANCE = 1e-3
 """m. Default width of a near pair's minimum-distance interval over a step

@@ -18,7 +18,8 @@ import math
 from numba import njit
 
 from ambf_collision.geometry.pairs import exact_pair
-from ambf_collision.geometry.tolerances import MOTION_MIN_SAMPLES
+from ambf_collision.geometry.tolerances import (MOTION_MAX_SAMPLES, MOTION_MIN_SAMPLES,
+                                                MOTION_TOUCH_DISTANCE)
 from ambf_collision.geometry.transforms import axis_rotation
 from ambf_collision.geometry.world_shapes import SHAPE_DTYPE, to_world, world_of
 from ambf_collision.model.evaluate_kernel import data_tables, model_tables
@@ -150,21 +151,25 @@ def advance_pairs(model, data, motion, n_pending, report_distance, environment_r
         samples[0, 0], samples[0, 1], samples[0, 2] = 0.0, distance[p], exact0[p]
         n = 1
         s, d, exact = 0.0, distance[p], exact0[p] > 0.5
-        advancing = True
+        advancing, probe, probed = True, False, -1.0
         while True:
             nxt = s
             if advancing:
-                if d <= rate * time_tolerance and exact:   # touching, or within the tolerance
-                    contact[p], time[p], distance[p] = True, s, d
+                if exact and (d <= MOTION_TOUCH_DISTANCE or sampled[p] >= MOTION_MAX_SAMPLES):
+                    contact[p], time[p], distance[p] = True, s, d   # touching (or the cap)
                     break
-                nxt = s if d <= rate * time_tolerance else s + d / rate
-                if nxt >= 1.0 and end_contact:   # rounding: the contact is at the end
-                    contact[p], time[p], distance[p] = True, 1.0, d1
-                    for i in range(3):
-                        point_1[p, i], point_2[p, i], normal[p, i] = R_point_1[p, i], R_point_2[p, i], R_normal[p, i]
-                    break
-                if nxt >= 1.0 or (d1 > 0.0 and nxt > 1.0 - d1 / rate):   # ranges meet: apart
-                    advancing = False
+                # within the time tolerance of a possible contact: is there one in [s, s + tol]?
+                probe = exact and d <= rate * time_tolerance and s > probed
+                nxt = min(s + time_tolerance, 1.0) if probe else s if not exact else s + d / rate
+                if nxt >= 1.0 and end_contact:   # the contact is within reach of the end
+                    nxt = 1.0
+                    if not probe:
+                        contact[p], time[p], distance[p] = True, 1.0, d1
+                        for i in range(3):
+                            point_1[p, i], point_2[p, i], normal[p, i] = R_point_1[p, i], R_point_2[p, i], R_normal[p, i]
+                        break
+                elif not probe and (nxt >= 1.0 or (d1 > 0.0 and nxt > 1.0 - d1 / rate)):
+                    advancing = False   # the two excluded ranges meet: apart all along
                     n = _insert(samples, n, 1.0, d1, exact1)
             if not advancing:
                 lowest_bound, nxt = envelope(samples, n, rate)
@@ -187,6 +192,12 @@ def advance_pairs(model, data, motion, n_pending, report_distance, environment_r
             if not advancing:
                 n = _insert(samples, n, nxt, ds, 1.0)
                 continue
+            if probe:   # d(s) > 0 and no contact before s; d(nxt) <= 0: the first is in [s, nxt]
+                probed = s
+                if ds <= 0.0:
+                    contact[p], time[p], distance[p] = True, s, d
+                    break
+                continue   # none at nxt (there may be one before it): advance from s
             s, d, exact = nxt, ds, True
             for i in range(3):
                 point_1[p, i], point_2[p, i], normal[p, i] = x1[i], x2[i], nv[i]
