@@ -27,7 +27,10 @@ the largest distance from its axis to the shapes below it, by the triangle inequ
 chain and each shape's bounding sphere; prismatic: ``|dq|``; a moving root pose: its angle times
 the lever from the file's origin plus its translation). No contact is missed: ``s`` advances by
 ``d / rate`` only. The reported ``s`` is at most ``MOTION_TIME_TOLERANCE`` (1e-6) before the true
-first contact; a pair that only comes within ``rate * 1e-6`` m of touching counts as touching.
+first contact (once the bound allows a contact that near, the distance 1e-6 later is sampled:
+<= 0 there brackets it); a pair within ``MOTION_TOUCH_DISTANCE`` (1e-9 m) counts as touching,
+and a pair that needs more than ``MOTION_MAX_SAMPLES`` samples (a graze at nanometres) is
+reported touching where its advancement stopped.
 A plane has no bounding sphere: a pair whose plane moves relative to its partner has
 ``certified`` False and is checked at the two ends only (a floor fixed with its robot's base
 is certified).

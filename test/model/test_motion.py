@@ -99,6 +99,7 @@ def _limits(model):
     return lo, hi
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which, steps", [("demo", 24), ("thin", 24)])
 def test_random_steps_match_the_dense_oracle(which, steps, demo, thin):
     """Randomized steps (a third each small, medium, large) of the demo arm and of the thin
@@ -121,44 +122,20 @@ HAND = """
 bodies: [BODY ground, BODY plate, BODY carriage, BODY swing, BODY post]
 joints: [JOINT lift, JOINT turn]
 namespace: /hand/
-BODY ground:
-  name: ground
-  mass: 0.0
-  location: {position: {x: 0.0, y: 0.0, z: 0.0}, orientation: {r: 0.0, p: 0.0, y: 0.0}}
-  collision shape: SPHERE
-  collision geometry: {radius: 0.01}
-  collision offset: {position: {x: -1.0, y: -1.0, z: -1.0}, orientation: {r: 0.0, p: 0.0, y: 0.0}}
-BODY plate:
-  name: plate
-  mass: 0.0
-  location: {position: {x: 0.0, y: 0.0, z: 0.0}, orientation: {r: 0.0, p: 0.0, y: 0.0}}
-  collision shape: BOX
-  collision geometry: {x: 0.2, y: 0.2, z: 0.001}
-BODY carriage:
-  name: carriage
-  mass: 1.0
-  location: {position: {x: 0.0, y: 0.0, z: 0.0}, orientation: {r: 0.0, p: 0.0, y: 0.0}}
-  collision shape: SPHERE
-  collision geometry: {radius: 0.01}
-BODY swing:
-  name: swing
-  mass: 1.0
-  location: {position: {x: 0.0, y: 0.0, z: 0.0}, orientation: {r: 0.0, p: 0.0, y: 0.0}}
-  collision shape: SPHERE
-  collision geometry: {radius: 0.01}
-  collision offset: {position: {x: 0.3, y: 0.0, z: 0.3}, orientation: {r: 0.0, p: 0.0, y: 0.0}}
+BODY ground: {name: ground, mass: 0.0, collision shape: SPHERE, collision geometry: {radius: 0.01},
+  collision offset: {position: {x: -1.0, y: -1.0, z: -1.0}, orientation: {r: 0.0, p: 0.0, y: 0.0}}}
+BODY plate: {name: plate, mass: 0.0, collision shape: BOX, collision geometry: {x: 0.2, y: 0.2, z: 0.001}}
+BODY carriage: {name: carriage, mass: 1.0, collision shape: SPHERE, collision geometry: {radius: 0.01}}
+BODY swing: {name: swing, mass: 1.0, collision shape: SPHERE, collision geometry: {radius: 0.01},
+  collision offset: {position: {x: 0.3, y: 0.0, z: 0.3}, orientation: {r: 0.0, p: 0.0, y: 0.0}}}
 JOINT lift: {name: lift, parent: BODY ground, child: BODY carriage, type: prismatic,
   parent pivot: {x: 0.0, y: 0.0, z: 0.0}, parent axis: {x: 0.0, y: 0.0, z: 1.0},
   child pivot: {x: 0.0, y: 0.0, z: 0.0}, child axis: {x: 0.0, y: 0.0, z: 1.0}}
 JOINT turn: {name: turn, parent: BODY ground, child: BODY swing, type: revolute,
   parent pivot: {x: 0.0, y: 0.0, z: 0.0}, parent axis: {x: 0.0, y: 0.0, z: 1.0},
   child pivot: {x: 0.0, y: 0.0, z: 0.0}, child axis: {x: 0.0, y: 0.0, z: 1.0}}
-BODY post:
-  name: post
-  mass: 0.0
-  location: {position: {x: 0.3, y: 0.0, z: 0.3}, orientation: {r: 0.0, p: 0.0, y: 0.0}}
-  collision shape: BOX
-  collision geometry: {x: 0.2, y: 0.001, z: 0.2}
+BODY post: {name: post, mass: 0.0, collision shape: BOX, collision geometry: {x: 0.2, y: 0.001, z: 0.2},
+  location: {position: {x: 0.3, y: 0.0, z: 0.3}, orientation: {r: 0.0, p: 0.0, y: 0.0}}}
 """
 """A 1 mm plate (z in [-0.5, 0.5] mm) crossed by a sphere of 10 mm on a prismatic joint along z,
 and a 1 mm plate (y in [-0.5, 0.5] mm, x in [0.2, 0.4] m, z about 0.3 m) that a sphere of 10 mm
@@ -212,6 +189,7 @@ def test_a_turn_through_a_large_angle_by_hand(hand):
     assert abs(on_post[1] - 0.0005) < 1e-9   # the face y = +0.5 mm
 
 
+@pytest.mark.slow
 def test_couplings_apply_along_the_step():
     """The wrist follows the elbow (wrist = -0.8 elbow + 0.3) all along the step: the oracle
     evaluates each sub-step with the coupling too."""
@@ -231,6 +209,7 @@ def _rz(a):
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
+@pytest.mark.slow
 def test_a_root_pose_moving_through_a_large_angle():
     """The thin instrument's file moves by a screw (SLERP through 2.5 rad and a translation)
     next to the demo arm: the pairs between the two files follow it, as the oracle's SciPy
