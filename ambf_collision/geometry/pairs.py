@@ -66,7 +66,7 @@ from ambf_collision.geometry.world_shapes import hull_arrays, make_hulls, shape_
 
 __all__ = ["PAIR_DTYPE", "BOUND_DTYPE", "PAIR_RESULT_DTYPE", "PairConstants", "PairResults",
            "PairDistance", "PairResult", "BoundRow", "evaluate_pairs", "contact_order",
-           "pair_constants", "pair_results", "bound_data", "bound_row", "bounds", "bounding_spheres"]
+           "pair_constants", "pair_results", "exact_pair", "bound_data", "bound_row", "bounds", "bounding_spheres"]
 
 PAIR_DTYPE = np.dtype([
     ("shape_1", np.int64),      # shape index of the pair's first shape
@@ -203,6 +203,34 @@ def bounds(s1, b1, s2, b2, with_upper):
 
 # ---------------------------------------------------------------------------------- evaluation
 
+@njit(cache=True, error_model="numpy", inline="always")
+def exact_pair(W, H, M, k1, k2, pad1, pad2, hint1, hint2, scratch):
+    """The exact signed distance (m) of shapes ``k1``, ``k2`` of ``W`` grown by ``pad1``,
+    ``pad2`` (m): ``(d, x1, x2, n, t1, t2)``, witnesses (world, 3-tuples), the unit normal from
+    ``k1`` to ``k2``, and each mesh's closest triangle (-1 for a shape not a mesh; ``hint1``,
+    ``hint2``: the previous ones, the same result sooner). ``scratch (SCRATCH_ROWS, 9)``: the
+    GJK/EPA work rows. The kernel of every exact pair of :func:`evaluate_pairs` (and of the
+    motion kernel's samples, ``model/motion_kernel.py``)."""
+    t1, t2 = hint1, hint2
+    meshes = W.kind[k1] == MESH or W.kind[k2] == MESH
+    if meshes and W.kind[k1] != PLANE and W.kind[k2] != PLANE:
+        d, x1, x2, n, t1, t2 = mesh_pair(W, H, M, k1, k2, hint1, hint2)
+        done = True
+    else:
+        d, x1, x2, n, done = closed_form(W, k1, k2)
+    if not done and W.kind[k1] != PLANE and W.kind[k2] != PLANE:   # GJK/EPA
+        d = convex_distance_in(W, H, k1, k2, scratch)[0]
+        x1 = (scratch[5, 0], scratch[5, 1], scratch[5, 2])
+        x2 = (scratch[6, 0], scratch[6, 1], scratch[6, 2])
+        n = (scratch[7, 0], scratch[7, 1], scratch[7, 2])
+    elif not done:
+        d, x1, x2, n = convex_pair(W, H, k1, k2)
+    d -= pad1 + pad2
+    x1 = (x1[0] + pad1 * n[0], x1[1] + pad1 * n[1], x1[2] + pad1 * n[2])
+    x2 = (x2[0] - pad2 * n[0], x2[1] - pad2 * n[1], x2[2] - pad2 * n[2])
+    return d, x1, x2, n, t1, t2
+
+
 @njit(cache=True, error_model="numpy")
 def evaluate_pairs(W, H, M, C, near, R, moved):
     """Every pair of ``C`` (:class:`PairConstants`) for the shapes ``W`` (hulls ``H``, meshes
@@ -271,24 +299,9 @@ def evaluate_pairs(W, H, M, C, near, R, moved):
                 d = distance[p]   # the bound, padding included
                 exact_p = False
             else:
-                if meshes and not plane:
-                    # the previous closest triangles as hints: the same result, sooner
-                    d, x1, x2, n, t1, t2 = mesh_pair(W, H, M, k1, k2, R.triangle[p, 0],
-                                                     R.triangle[p, 1])
-                    R.triangle[p, 0], R.triangle[p, 1] = t1, t2
-                    done = True
-                else:
-                    d, x1, x2, n, done = closed_form(W, k1, k2)
-                if not done and W.kind[k1] != PLANE and W.kind[k2] != PLANE:   # GJK/EPA
-                    d = convex_distance_in(W, H, k1, k2, scratch)[0]
-                    x1 = (scratch[5, 0], scratch[5, 1], scratch[5, 2])
-                    x2 = (scratch[6, 0], scratch[6, 1], scratch[6, 2])
-                    n = (scratch[7, 0], scratch[7, 1], scratch[7, 2])
-                elif not done:
-                    d, x1, x2, n = convex_pair(W, H, k1, k2)
-                d -= pad1 + pad2
-                x1 = (x1[0] + pad1 * n[0], x1[1] + pad1 * n[1], x1[2] + pad1 * n[2])
-                x2 = (x2[0] - pad2 * n[0], x2[1] - pad2 * n[1], x2[2] - pad2 * n[2])
+                d, x1, x2, n, t1, t2 = exact_pair(W, H, M, k1, k2, pad1, pad2, R.triangle[p, 0],
+                                                  R.triangle[p, 1], scratch)
+                R.triangle[p, 0], R.triangle[p, 1] = t1, t2
                 known = min(known, d)
                 smallest = min(smallest, d)
                 if phase == 2:   # an exact distance caps the smallest: the cutoff only drops

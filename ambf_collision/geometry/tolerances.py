@@ -204,3 +204,32 @@ outside or wholly inside) read from its witness point: the sign of ``(x - p) . p
 at its closest mesh point ``x`` (geometry/mesh_solid.py, geometry/mesh_mesh.py), which costs
 nothing. GJK's witnesses of curved solids are within ~1e-10 m of the true ones (GJK_TOLERANCE
 above), so ``x - p`` keeps its direction; nearer, a point query at the solid's centre decides."""
+
+# --------------------------------------------------------------------------- motion (continuous collision)
+
+MOTION_TIME_TOLERANCE = 1e-6
+"""1 (fraction of a joint-state step, ``s`` in [0, 1]). The reported first contact ``s`` is at
+most this far before the true one (issue 38: 1e-6): conservative advancement proves no contact
+before ``s``, and once the bound allows one within this much of the step, the distance at
+``s + MOTION_TIME_TOLERANCE`` is sampled; <= 0 there brackets the first contact in between."""
+
+MOTION_TOUCH_DISTANCE = 1e-9
+"""m. A pair this close counts as touching in a step: conservative advancement moves by
+``distance / rate`` at a time, so a pair grazing at a nanometre would take ~1e9 samples to pass
+(a nanometre is below what the pair kernels resolve on metre-sized shapes anyway)."""
+
+MOTION_MAX_SAMPLES = 100_000
+"""Samples. Most exact distance samples one pair may take to find its first contact in a step
+(a graze at a few nanometres along a surface); at the cap the pair is reported touching where
+the advancement stopped: never a missed contact, at worst an early one."""
+
+MOTION_DISTANCE_TOLERANCE = 1e-3
+"""m. Default width of a near pair's minimum-distance interval over a step
+(``Model.evaluate_motion``): the smallest distance sampled and the proven lower bound differ by
+at most this for every pair whose bound is below its report distance (1 mm: a tenth of a typical
+report margin; a 1 kHz step of the demo arm moves its shapes by less, so needs no sample)."""
+
+MOTION_MIN_SAMPLES = 48
+"""Samples. Most distance samples kept per pair for its minimum over the step (the ends, the
+advancement's samples, the refinement's): the refinement stops there even when its interval is
+still wider than the tolerance, and reports both ends of it."""

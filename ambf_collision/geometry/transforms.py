@@ -22,6 +22,7 @@ __all__ = [
     "rotation_quaternion",
     "transform_rows",
     "compose_row",
+    "axis_rotation",
     "rpy_to_matrix",
     "matrix_to_rpy",
     "axis_angle_to_matrix",
@@ -113,6 +114,17 @@ def compose_row(A_R, A_t, a, B_R, B_t, b, out_R, out_t, o):
         for j in range(3):
             out_R[o, i, j] = A_R[a, i, 0] * B_R[b, 0, j] + A_R[a, i, 1] * B_R[b, 1, j] + A_R[a, i, 2] * B_R[b, 2, j]
         out_t[o, i] = A_R[a, i, 0] * B_t[b, 0] + A_R[a, i, 1] * B_t[b, 1] + A_R[a, i, 2] * B_t[b, 2] + A_t[a, i]
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def axis_rotation(ax, ay, az, c, s):
+    """``Rot(a, angle) = c I + s [a]x + (1 - c) a a^T`` for the unit axis ``(ax, ay, az)``, with
+    ``c, s`` the angle's cosine and sine: its three rows as 3-tuples (the one compiled formula
+    of an axis-angle rotation: joints, root-pose SLERP)."""
+    v = 1.0 - c
+    return ((c + v * ax * ax, v * ax * ay - s * az, v * ax * az + s * ay),
+            (v * ay * ax + s * az, c + v * ay * ay, v * ay * az - s * ax),
+            (v * az * ax - s * ay, v * az * ay + s * ax, c + v * az * az))
 
 
 @njit(cache=True, error_model="numpy")

@@ -8,6 +8,8 @@ interfere. Frames and units: metres, radians, world frame unless a name says oth
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ambf_collision.geometry.pairs import PAIR_RESULT_DTYPE
@@ -21,7 +23,19 @@ from ambf_collision.model.kinematics import KinematicsState
 from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
 from ambf_collision.model.table_buffer import pack
 
-__all__ = ["Data", "EvaluationResult", "ModelContact"]
+__all__ = ["Data", "EvaluationResult", "ModelContact", "report_distances"]
+
+
+def report_distances(report_distance, environment_report_distance) -> tuple:
+    """``(self pairs', robot-environment pairs')`` report distances (m) of an evaluation, as
+    floats (the second defaults to the first); ValueError when either is NaN."""
+    report_distance = float(report_distance)
+    environment = (report_distance if environment_report_distance is None
+                   else float(environment_report_distance))
+    if math.isnan(report_distance) or math.isnan(environment):
+        raise ValueError("report_distance and environment_report_distance must be numbers "
+                         f"(m), got {report_distance}, {environment}")
+    return report_distance, environment
 
 
 class Data:
@@ -47,7 +61,9 @@ class Data:
     contacts; ``contact_rows (P, 20 + J)``: row r holds contact r's values in message order
     (closest first; distance, world vectors, distance Jacobian, rate, body-frame witnesses:
     ``contact_rows.py``).
-    ``velocity_given``: True once :meth:`Model.set_joint_velocities` was called.
+    ``velocity_given``: True once :meth:`Model.set_joint_velocities` was called. ``motion``:
+    the buffers of :meth:`Model.evaluate_motion` (``motion.MotionBuffers``; None before its
+    first call).
     """
 
     def __init__(self, model):
@@ -78,6 +94,7 @@ class Data:
         self.contact_rows = rows.reshape(P, contact_row_width(J))
         self.shape_moved = moved
         self.velocity_given = False  # set_joint_velocities was called
+        self.motion = None  # MotionBuffers of evaluate_motion (motion.py), made at its first call
         self.name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
 
 

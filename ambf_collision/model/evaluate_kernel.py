@@ -42,7 +42,8 @@ from ambf_collision.model.kinematics_kernels import (BODY_DTYPE, COUPLING_DTYPE,
 from ambf_collision.model.table_buffer import (float_matrix, float_vector, int32_matrix, int_vector,
                                                 records, words_of)
 
-__all__ = ["MODEL_TABLES", "DATA_TABLES", "evaluate_model"]
+__all__ = ["MODEL_TABLES", "DATA_TABLES", "evaluate_model", "evaluate_tables", "model_tables",
+           "data_tables"]
 
 MODEL_TABLES = ("joints", "bodies", "couplings", "closure_joints", "shapes", "shape_body",
                 "bounds", "pairs") + Hulls._fields + ("pair_bodies", "pair_environment") + tuple(
@@ -98,8 +99,16 @@ def evaluate_model(model, data, near, report_distance, environment_report_distan
     ``contact_index``, and per contact its row of message values (distance, world vectors,
     distance Jacobian, distance rate, witnesses in body frames: ``contact_rows.py``). Returns
     ``(number of contacts, closest pair, its distance)`` (``-1, +inf`` without pairs)."""
-    K, link, C, H, M, pair_bodies, pair_environment = model_tables(model)
-    D, velocity, W, R, contact_index, rows, moved = data_tables(data)
+    return evaluate_tables(model_tables(model), data_tables(data), near, report_distance,
+                           environment_report_distance)
+
+
+@njit(cache=True, inline="always")
+def evaluate_tables(model_views, data_views, near, report_distance, environment_report_distance):
+    """:func:`evaluate_model` on the tables already opened (:func:`model_tables`,
+    :func:`data_tables`): what a kernel that has them calls (``motion_kernel.py``)."""
+    K, link, C, H, M, pair_bodies, pair_environment = model_views
+    D, velocity, W, R, contact_index, rows, moved = data_views
     forward_kinematics(K, D)
     to_world(link, D.body_R, D.body_t, W, moved)
     evaluate_pairs(W, H, M, C, near, R, moved)

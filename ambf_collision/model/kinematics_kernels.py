@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ambf_collision.geometry.transforms import compose_row, transform_rows
+from ambf_collision.geometry.transforms import axis_rotation, compose_row, transform_rows
 
 __all__ = ["MOTION_FIXED", "MOTION_REVOLUTE", "MOTION_PRISMATIC", "CONSTRAINT_NONE",
            "CONSTRAINT_POINT", "CONSTRAINT_HINGE", "CONSTRAINT_SLIDER", "CONSTRAINT_WELD",
@@ -200,12 +200,8 @@ def joint_transforms(K, D):
     for k in range(motion.size):
         if motion[k] == MOTION_REVOLUTE:
             ax, ay, az = axis[k, 0], axis[k, 1], axis[k, 2]
-            c, s = math.cos(q[k]), math.sin(q[k])
-            v = 1.0 - c
-            # G = Rot(a, q) = c I + s [a]x + (1 - c) a a^T, row by row
-            g00, g01, g02 = c + v * ax * ax, v * ax * ay - s * az, v * ax * az + s * ay
-            g10, g11, g12 = v * ay * ax + s * az, c + v * ay * ay, v * ay * az - s * ax
-            g20, g21, g22 = v * az * ax - s * ay, v * az * ay + s * ax, c + v * az * az
+            (g00, g01, g02), (g10, g11, g12), (g20, g21, g22) = axis_rotation(
+                ax, ay, az, math.cos(q[k]), math.sin(q[k]))   # G = Rot(a, q), row by row
             for j in range(3):
                 R[k, 0, j] = g00 * R0[k, 0, j] + g01 * R0[k, 1, j] + g02 * R0[k, 2, j]
                 R[k, 1, j] = g10 * R0[k, 0, j] + g11 * R0[k, 1, j] + g12 * R0[k, 2, j]

@@ -17,6 +17,7 @@ Usage::
     data = model.create_data()
     unknown = model.set_joint_positions(data, names, positions)
     result = model.evaluate(data, report_distance=0.05)
+    swept = model.evaluate_motion(data, q0, q1, report_distance=0.05)   # motion.py
 """
 
 from __future__ import annotations
@@ -32,12 +33,15 @@ import numpy as np
 from ambf_collision.geometry.mesh_set import no_meshes
 from ambf_collision.geometry.pairs import PairDistance
 from ambf_collision.geometry.shapes import KIND_NAMES
+from ambf_collision.geometry.tolerances import MOTION_DISTANCE_TOLERANCE
 from ambf_collision.geometry.world_shapes import LinkShapes, hull_arrays
 from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
 from ambf_collision.model.filtering import Overrides, filter_pairs
-from ambf_collision.model.data import Data, EvaluationResult
+from ambf_collision.model.data import Data, EvaluationResult, report_distances
 from ambf_collision.model.evaluate_kernel import MODEL_TABLES, evaluate_model
 from ambf_collision.model.kinematics import Kinematics
+from ambf_collision.model.motion import MotionResult, evaluate_motion
+from ambf_collision.model.motion_bounds import MotionBounds
 from ambf_collision.model.table_buffer import pack
 
 __all__ = ["Model", "ShapeInfo", "body_padding"]
@@ -168,6 +172,8 @@ class Model:
                self.pair_environment.astype(np.int64))
             + tuple(no_meshes() if self.meshes is None else self.meshes.arrays()), writeable=False)
         self.tables = dict(zip(MODEL_TABLES, views))
+        self.motion_bounds = MotionBounds(self)
+        self.motion_buffer = pack(self.motion_bounds.tables(), writeable=False)[0]
 
     def with_overrides(self, overrides: Optional[Overrides] = None, padding=None) -> "Model":
         """A new Model of the same files with other pair ``overrides`` and ``padding`` (as in
@@ -293,16 +299,26 @@ class Model:
         and ``closest`` are the same as with ``near_only=False``."""
         if root_poses is not None:
             self.set_root_poses(data, root_poses)
-        report_distance = float(report_distance)
-        environment = (report_distance if environment_report_distance is None
-                       else float(environment_report_distance))
-        if math.isnan(report_distance) or math.isnan(environment):
-            raise ValueError("report_distance and environment_report_distance must be numbers "
-                             f"(m), got {report_distance}, {environment}")
+        report_distance, environment = report_distances(report_distance,
+                                                         environment_report_distance)
         n, closest, lowest = evaluate_model(self.buffer, data.buffer,
                                             max(report_distance, environment) if near_only else math.inf,
                                             report_distance, environment)
         return EvaluationResult(self, data, n, closest, lowest)
+
+    def evaluate_motion(self, data: Data, q0, q1, root_poses0=None, root_poses1=None,
+                        report_distance: float = 0.05, near_only: bool = False,
+                        environment_report_distance: Optional[float] = None,
+                        distance_tolerance: float = MOTION_DISTANCE_TOLERANCE) -> MotionResult:
+        """Continuous collision over the step from joint positions ``q0`` to ``q1`` (``(J,)``,
+        ``joint_names`` order; ``q0`` None: ``data.q``): per checked pair the earliest ``s`` in
+        [0, 1] at which it touches along ``q(s) = q0 + s (q1 - q0)`` (root poses by SLERP and
+        a linear translation), its witnesses and normal there, and its minimum distance over
+        the step; the Data is left at ``q1`` with ``evaluate``'s results
+        (``result.discrete``). One compiled call; ``motion.py`` documents the motion, the
+        tolerances and the :class:`MotionResult`."""
+        return evaluate_motion(self, data, q0, q1, root_poses0, root_poses1, report_distance,
+                               near_only, environment_report_distance, distance_tolerance)
 
 
 # Re-exported for callers that catch loader errors through the model module.

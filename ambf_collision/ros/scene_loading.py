@@ -106,13 +106,15 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
 
 def warm_up(scene, world_frame: str, marker_cache: dict) -> None:
     """Call every compiled function the node calls per cycle, once, on a private ``Data`` of
-    ``scene``: its evaluation, probes and markers (with a contact at least),
+    ``scene``: its evaluation (discrete and continuous), probes and markers (with a contact at least),
     so that none is first compiled or first touched on the executor. The package's install step
     runs it on the demo scene to compile them all (``ros/compile_kernels.py``); the types of the
     calls, and so the compiled functions, are the same for every scene. ``marker_cache``: the
     ``build_markers`` cache to draw with."""
     model = scene.model
     data = model.create_data()
+    # the continuous step's kernel (Model.evaluate_motion), then the evaluation the node uses
+    model.evaluate_motion(data, data.q, data.q, report_distance=0.05, near_only=True)
     result = model.evaluate(data, report_distance=0.05, near_only=True)
     probe_result = None if scene.probe_set is None else scene.probes(model, data, result)
     if not scene.empty:  # the markers' kernels too, whether or not markers are on now
