@@ -2,12 +2,15 @@
 wrench out (``monitor/virtual_fixture.py`` has the law, its frames, units and ramp).
 
 Subscribes to ``contacts_topic`` (ambf_collision/ContactArray, default
-``/collision_monitor/contacts``). Publishes, at ``rate`` Hz on a timer of the node's clock (sim
-time with ``use_sim_time``), whether contacts arrive or not:
+``/collision_monitor/contacts``). Publishes at once for each ContactArray (its answer, stamped
+with the array's stamp: the joint state the monitor evaluated, so a controller or a bench can
+match the wrench to the state it answers), and on a timer of ``rate`` Hz of the node's clock (sim
+time with ``use_sim_time``, stamped with that clock) when no answer went out in the last period:
+while contacts come late or not at all, the wrench still ramps on time.
 
 - ``wrench_topic`` (geometry_msgs/WrenchStamped, default ``/MTMR/body/servo_cf``, the dVRK
-  master's Cartesian force command): the force in the master's frame (N; torque 0), stamped
-  with the node's clock, ``frame_id`` = ``wrench_frame``; it ramps to zero within
+  master's Cartesian force command): the force in the master's frame (N; torque 0),
+  ``frame_id`` = ``wrench_frame``; it ramps to zero within
   ``ramp_time`` (<= 10 ms) once the contacts are older than ``max_contact_age``, the monitor's
   status is not OK, or a message holds a non-finite value;
 - with ``publish_velocity_scale``, ``velocity_scale_topic`` (std_msgs/Float64, default
@@ -66,17 +69,14 @@ PARAMETERS = {
                    "bad (and back up)", 0.0, 0.01, low_open=True),
     "max_contact_age": P(0.05, NUMBER, "s after which the latest contacts are stale", 0.0, 60.0,
                          low_open=True),
-    "rate": P(1000.0, NUMBER, "wrenches published per second (Hz)", 1.0, 10000.0),
+    "rate": P(1000.0, NUMBER, "wrenches per second (Hz) published on the timer while no "
+              "contacts are answered", 1.0, 10000.0),
     "publish_velocity_scale": P(False, BOOL, "also publish the PSM velocity scale"),
     "velocity_scale_topic": P("velocity_scale", STRING, "std_msgs/Float64 topic of the scale"),
     "influence_distance": P(0.05, NUMBER, "d_i (m) of the velocity damper (its d_s is "
                             "safety_distance)", 0.0, 1.0, low_open=True),
     "xi": P(0.3, NUMBER, "xi (m/s) of the velocity damper", 0.0, 10.0, low_open=True),
 }
-
-
-def _seconds(clock) -> float:
-    return clock.now().nanoseconds * 1e-9
 
 
 class VirtualFixtureNode(Node):
@@ -107,6 +107,8 @@ class VirtualFixtureNode(Node):
                           if p["publish_velocity_scale"] else None)
         self.msg = WrenchStamped()
         self.msg.header.frame_id = p["wrench_frame"]
+        self.period_ns = int(round(1e9 / p["rate"]))
+        self.answered_ns = None  # node-clock time (ns) of the last answer to a ContactArray
         self.create_timer(1.0 / p["rate"], self._on_timer)
         self.get_logger().info(
             f"virtual_fixture: {p['contacts_topic']} -> {p['wrench_topic']} at {p['rate']:g} "
@@ -124,7 +126,8 @@ class VirtualFixtureNode(Node):
         return FixtureContacts(distance, normal, rate, side, obstacle)
 
     def _on_contacts(self, msg):
-        now = _seconds(self.get_clock())
+        clock_now = self.get_clock().now()
+        now = clock_now.nanoseconds * 1e-9
         self.received += 1
         try:
             contacts = self._contacts(msg)
@@ -138,10 +141,18 @@ class VirtualFixtureNode(Node):
             self.scale = (velocity_scale(contacts, self.p["influence_distance"],
                                          self.p["safety_distance"], self.p["xi"])
                           if self.fixture.good else 0.0)
+        self.answered_ns = clock_now.nanoseconds
+        self._publish(now, msg.header.stamp)
 
     def _on_timer(self):
-        clock = self.get_clock()
-        now = _seconds(clock)
+        clock_now = self.get_clock().now()
+        if (self.answered_ns is not None
+                and 0 < clock_now.nanoseconds - self.answered_ns < self.period_ns):
+            return  # an answer went out less than a period ago (at the same time: published)
+        self._publish(clock_now.nanoseconds * 1e-9, clock_now.to_msg())
+
+    def _publish(self, now: float, stamp):
+        """The wrench (and scale) of node-clock time ``now`` (s), stamped ``stamp``."""
         wrench = self.fixture.output(now)
         fresh = self.fixture.fresh(now)
         if fresh != self.active:
@@ -151,7 +162,7 @@ class VirtualFixtureNode(Node):
             else:
                 self.get_logger().warning("virtual_fixture: no fresh OK contacts: the wrench "
                                           "ramps to zero")
-        self.msg.header.stamp = clock.now().to_msg()
+        self.msg.header.stamp = stamp
         f = self.msg.wrench.force
         f.x, f.y, f.z = (float(v) if math.isfinite(v) else 0.0 for v in wrench[:3])
         self.wrench_pub.publish(self.msg)

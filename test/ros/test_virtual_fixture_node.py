@@ -44,6 +44,8 @@ stale check is off)."""
 WRENCH = "/MTMR/body/servo_cf"
 CONTACTS = "/collision_monitor/contacts"
 R = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])  # W -> M: +90 deg about z
+ANSWER_SHIFT = 500_000  # ns: hand-made contacts' stamps before the step's clock (their answers
+# then differ from the timer's wrenches, stamped with the clock)
 
 
 def _stamp(m) -> int:
@@ -220,8 +222,9 @@ def test_stale_contacts_ramp_to_zero_and_bad_messages_give_zero(peer, domain):
             out = []
             for _ in range(n):
                 t += loop.DT
-                if msg is not None:
-                    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(_ns(t), 10**9)
+                if msg is not None:  # stamped half a step before t: its answer's stamp
+                    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(
+                        _ns(t) - ANSWER_SHIFT, 10**9)
                     pub.publish(msg)
                     peer.spin_for(0.003)
                 out.append(_force(_exchange(peer, lambda: clock.set(t), wrenches, _ns(t),
@@ -231,6 +234,9 @@ def test_stale_contacts_ramp_to_zero_and_bad_messages_give_zero(peer, domain):
         good = ContactArray(status=ContactArray.STATUS_OK, contacts=[_contact(0.01)])
         held = steps(60, good)
         assert held[-1] == pytest.approx([0.0, 0.0, 4.5], abs=1e-9)
+        # each array is answered at once, stamped with its stamp: the same wrench as the timer's
+        answer = _exchange(peer, lambda: None, wrenches, _ns(t) - ANSWER_SHIFT, "answer")
+        assert _force(answer) == pytest.approx([0.0, 0.0, 4.5], abs=1e-9)
         assert peer.spin_until(lambda: scales.msgs and scales.last.data == 1.0, timeout=10.0)
         fall = steps(100)
         assert peer.spin_until(lambda: scales.last.data == 0.0, timeout=10.0)
