@@ -10,12 +10,15 @@ __all__ = ["Receiver"]
 
 
 class Receiver:
-    """The bench's own node in a context of its own on ``domain``: the target's
-    ``~/contacts`` taken raw (each reply's stamp and receipt time in ``replies``), its
-    ``/diagnostics`` (``diag``, ``counts``, ``received``) and, with ``markers``, a subscriber to
-    ``~/markers`` as RViz would be; an EventsExecutor spun by :meth:`spin_while`."""
+    """The bench's own node in a context of its own on ``domain``: the target's replies on
+    ``topic`` (default its ``~/contacts``; ``message`` their type, default ContactArray: any
+    message whose first field is a ``std_msgs/Header``) taken raw (each reply's stamp and
+    receipt time in ``replies``), the monitor's ``/diagnostics`` (``diag``, ``counts``,
+    ``received``) and, with ``markers``, a subscriber to ``~/markers`` as RViz would be; an
+    EventsExecutor spun by :meth:`spin_while`."""
 
-    def __init__(self, domain: int, markers: bool = False):
+    def __init__(self, domain: int, markers: bool = False,
+                 topic: str = "/collision_monitor/contacts", message=None):
         import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
         from rclpy.context import Context
@@ -45,8 +48,8 @@ class Receiver:
             sec, nsec = unpack(raw, 4)
             append((sec * 1_000_000_000 + nsec, now))
 
-        self.sub = self.node.create_subscription(ContactArray, "/collision_monitor/contacts",
-                                                 on_contacts, QoSProfile(depth=1000), raw=True)
+        self.sub = self.node.create_subscription(message or ContactArray, topic, on_contacts,
+                                                 QoSProfile(depth=1000), raw=True)
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self.on_diag, 10)
         self.markers = 0
         if markers:  # a viewer's subscription (RViz): the node builds markers only for one
@@ -70,7 +73,9 @@ class Receiver:
                 v = {kv.key: kv.value for kv in st.values}
                 if "joint_states_good" in v:
                     self.received = int(v["joint_states_good"])
-                    self.counts.append((time.time(), self.received, int(v.get("coalesced", 0))))
+                    self.counts.append((time.time(), self.received, int(v.get("coalesced", 0)),
+                                        int(v.get("evaluations", -1)),
+                                        int(v.get("joint_states_bad", 0))))
                 try:
                     self.diag.append((time.time(), float(v.get("compute_time_ms") or "nan"),
                                       float(v.get("compute_time_max_ms") or "nan"),
