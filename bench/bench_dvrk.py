@@ -34,14 +34,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import yaml
 
-from bench_soak import first_replies, rss_mb
+from bench_soak import first_replies, follow_protocol, rss_mb
 from latency_receiver import Receiver
 from process_stats import (node_executable, process_cpu, process_tree, stop_process,
                            without_gc_pauses)
@@ -103,19 +102,7 @@ def run(target: str, seconds: float, rate: float, domain: int, ambf_models: str)
         if rx.sub.get_publisher_count() == 0:
             raise RuntimeError(f"the {target} did not come up within 120 s")
         pids = {label: process_tree(p.pid) for label, p in procs.items()}
-        lines = {}
-
-        def protocol():
-            for line in pub.stdout:
-                word, _, rest = line.strip().partition(" ")
-                lines[word] = (time.time(), rest)
-                if word == "TOTAL":
-                    return
-
-        reader = threading.Thread(target=protocol, daemon=True)
-        reader.start()
-        pub.stdin.write("go\n")
-        pub.stdin.flush()
+        reader, lines = follow_protocol(pub)
         samples = []  # (wall s, {label: (CPU s, RSS MB)})
         chunks, next_sample = [], 0.0
         with without_gc_pauses():

@@ -51,6 +51,27 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def follow_protocol(pub):
+    """Tell the publisher process ``pub`` (``latency_peers.py``/``dvrk_peers.py publish``,
+    waiting after ``READY``) to go, and read its protocol lines (``START``, ``END ...``,
+    ``TOTAL n``) in a thread: ``(thread, lines)``, ``lines[word] = (wall s, rest)``; the thread
+    ends after ``TOTAL``."""
+    lines = {}
+
+    def protocol():
+        for line in pub.stdout:
+            word, _, rest = line.strip().partition(" ")
+            lines[word] = (time.time(), rest)
+            if word == "TOTAL":
+                return
+
+    reader = threading.Thread(target=protocol, daemon=True)
+    reader.start()
+    pub.stdin.write("go\n")
+    pub.stdin.flush()
+    return reader, lines
+
+
 def first_replies(chunks: list) -> tuple:
     """``(stamps, receipt times)`` (ns), one per stamp: its first ContactArray (a heartbeat
     after the last joint state repeats that stamp)."""
@@ -75,19 +96,7 @@ def soak(rate: float, minutes: float, pose: str, domain: int) -> dict:
         rx = Receiver(domain, markers=True)
         pub = start_publisher(rx, domain, env, [rate], seconds, pose, "node")
         pids = process_tree(node.pid)
-        lines = {}
-
-        def protocol():  # START, END <stamps...>, TOTAL from the publisher
-            for line in pub.stdout:
-                word, _, rest = line.partition(" ")
-                lines[word] = (time.time(), rest)
-                if word == "TOTAL":
-                    return
-
-        reader = threading.Thread(target=protocol, daemon=True)
-        reader.start()
-        pub.stdin.write("go\n")
-        pub.stdin.flush()
+        reader, lines = follow_protocol(pub)
         samples = []  # (wall s, node CPU s, runq wait s, RSS MB)
         chunks = []
         next_sample = 0.0

@@ -23,22 +23,13 @@ Relative paths resolve against the current directory, then the package share fol
 
 import os
 
-import yaml
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-
-def _file_list(text: str):
-    """A launch argument naming files: a YAML list, or one path; None when empty."""
-    text = text.strip()
-    if text in ("", "[]", "''", '""'):
-        return None
-    files = yaml.safe_load(text) if text.startswith("[") else text
-    return [files] if isinstance(files, str) else [str(f) for f in files]
+from ambf_collision.ros.launch_parts import file_list, rviz_node, viewer_arguments
 
 
 def _monitor(context):
@@ -47,8 +38,8 @@ def _monitor(context):
                         "use_sim_time")}
     params = [arg["config"], {"use_sim_time": arg["use_sim_time"].lower() in ("true", "1")}]
     for key in ("adf_files", "probe_files"):
-        files = _file_list(arg[key])
-        if files is not None:
+        files = file_list(arg[key])
+        if files:
             params.append({key: files})
     remaps = [("joint_states", arg["joint_states"])] if arg["joint_states"].strip() else []
     return [Node(package="ambf_collision", executable="collision_monitor",
@@ -70,12 +61,7 @@ def generate_launch_description():
                               description="ROS 2 parameter file of the collision_monitor node"),
         DeclareLaunchArgument("joint_states", default_value="",
                               description="joint-state topic (remaps joint_states; '' = keep)"),
-        DeclareLaunchArgument("rviz", default_value="false", description="start RViz"),
-        DeclareLaunchArgument("use_sim_time", default_value="false",
-                              description="use the /clock topic"),
+        *viewer_arguments(),
         OpaqueFunction(function=_monitor),
-        Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
-             arguments=["-d", os.path.join(share, "config", "collision_monitor.rviz")],
-             parameters=[{"use_sim_time": LaunchConfiguration("use_sim_time")}],
-             condition=IfCondition(LaunchConfiguration("rviz"))),
+        rviz_node(share),
     ])

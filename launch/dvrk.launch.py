@@ -29,7 +29,6 @@ Arguments:
 
 import os
 
-import yaml
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
@@ -38,15 +37,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from ambf_collision.ros.dvrk_cart import load_cart, monitor_parameters
-
-
-def _file_list(text: str) -> list:
-    """A launch argument naming files: a YAML list, or one path; [] when empty."""
-    text = text.strip()
-    if text in ("", "[]", "''", '""'):
-        return []
-    files = yaml.safe_load(text) if text.startswith("[") else text
-    return [files] if isinstance(files, str) else [str(f) for f in files]
+from ambf_collision.ros.launch_parts import file_list, rviz_node, viewer_arguments
 
 
 def _cart(context):
@@ -58,7 +49,7 @@ def _cart(context):
     overrides = {kind: arg[f"{kind.lower()}_file"] for kind in ("PSM", "ECM")
                  if arg[f"{kind.lower()}_file"].strip()}
     params = monitor_parameters(cart, arg["arms"], arg["ambf_models"], overrides,
-                                _file_list(arg["adf_files"]))
+                                file_list(arg["adf_files"]))
     frames = Node(package="ambf_collision", executable="cart_frames", name="cart_frames",
                   output="screen", condition=IfCondition(LaunchConfiguration("frames")),
                   parameters=[{"cart": arg["cart"], "arms": arg["arms"],
@@ -91,12 +82,7 @@ def generate_launch_description():
                               description="publish the cart file's base frames (cart_frames)"),
         DeclareLaunchArgument("namespace", default_value="",
                               description="namespace of the node ('' = none)"),
-        DeclareLaunchArgument("rviz", default_value="false", description="start RViz"),
-        DeclareLaunchArgument("use_sim_time", default_value="false",
-                              description="use the /clock topic"),
+        *viewer_arguments(),
         OpaqueFunction(function=_cart),
-        Node(package="rviz2", executable="rviz2", name="rviz2", output="log",
-             arguments=["-d", os.path.join(share, "config", "collision_monitor.rviz")],
-             parameters=[{"use_sim_time": LaunchConfiguration("use_sim_time")}],
-             condition=IfCondition(LaunchConfiguration("rviz"))),
+        rviz_node(share),
     ])

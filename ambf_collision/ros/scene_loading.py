@@ -113,9 +113,9 @@ def warm_up(scene, world_frame: str, marker_cache: dict) -> None:
     ``build_markers`` cache to draw with."""
     model = scene.model
     data = model.create_data()
-    # the continuous step's kernel (Model.evaluate_motion), then the evaluation the node uses
-    model.evaluate_motion(data, data.q, data.q, report_distance=0.05, near_only=True)
-    result = model.evaluate(data, report_distance=0.05, near_only=True)
+    if not scene.empty:  # the continuous step's kernel (Model.evaluate_motion)
+        model.evaluate_motion(data, data.q, data.q, report_distance=0.05, near_only=True)
+    result = model.evaluate(data, report_distance=0.05, near_only=True)   # the node's call
     probe_result = None if scene.probe_set is None else scene.probes(model, data, result)
     if not scene.empty:  # the markers' kernels too, whether or not markers are on now
         build_markers(model, result, probe_result, world_frame, 0.0, cache=marker_cache)

@@ -73,12 +73,6 @@ def test_launch_file_compiles_and_names_existing_things(path, tmp_path):
     assert configs
     for c in configs:
         assert (REPO / "config" / c.args[2].value).is_file(), c.args[2].value
-    arguments = {c.args[0].value for c in _calls(tree, "DeclareLaunchArgument")}
-    if path.name == "collision_monitor.launch.py":
-        assert {"namespace", "adf_files", "probe_files", "config", "joint_states", "rviz",
-                "use_sim_time"} <= arguments
-    else:
-        assert "rviz" in arguments
 
 
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
@@ -93,6 +87,22 @@ def test_generate_launch_description(path):
     spec.loader.exec_module(mod)
     ld = mod.generate_launch_description()
     assert len(ld.entities) >= 3
+    arguments = {a.name for a in ld.get_launch_arguments()}
+    if path.name == "collision_monitor.launch.py":
+        assert {"namespace", "adf_files", "probe_files", "config", "joint_states", "rviz",
+                "use_sim_time"} <= arguments
+    else:
+        assert "rviz" in arguments
+    # RViz (when asked for) shows the package's own view of the markers
+    rviz = [n for n in ld.entities if getattr(n, "node_executable", None) == "rviz2"]
+    assert len(rviz) == 1
+    assert any("collision_monitor.rviz" in getattr(x, "text", "") for a in rviz[0].cmd for x in a)
+
+
+def test_the_launch_files_rviz_view_is_a_config_file():
+    tree = ast.parse((REPO / "ambf_collision" / "ros" / "launch_parts.py").read_text())
+    views = [c.args[2].value for c in _calls(tree, "join") if len(c.args) == 3]
+    assert views == ["collision_monitor.rviz"] and (REPO / "config" / views[0]).is_file()
 
 
 def _is_param_value(v) -> bool:
