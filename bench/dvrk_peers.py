@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from process_stats import without_gc_pauses
+from process_stats import paced, without_gc_pauses
 
 NAMES = {"PSM": ["outer_yaw", "outer_pitch", "outer_insertion", "outer_roll",
                  "outer_wrist_pitch", "outer_wrist_yaw"],
@@ -93,17 +93,10 @@ def publish_main(domain: int, arms: list, rate: float, seconds: float, stamps_fi
     print("READY", flush=True)
     sys.stdin.readline()
     total = 0
-    period = 1e9 / rate
 
     def run(t0: float, duration: float, stamps):
         nonlocal total
-        n = int(math.ceil(duration * rate - 1e-9))
-        start = time.perf_counter_ns()
-        for k in range(n):
-            target = start + k * period
-            now = time.perf_counter_ns()
-            if target > now:
-                time.sleep((target - now) * 1e-9)
+        for k in paced(rate, int(math.ceil(duration * rate - 1e-9))):
             t = t0 + k / rate
             for arm, pub, msg in zip(arms, pubs, msgs):
                 msg.position = arm_positions(arm, t)

@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from process_stats import without_gc_pauses
+from process_stats import paced, without_gc_pauses
 
 TOUCH = (0.0, -math.acos(0.46), -math.pi + math.acos(0.46), 0.0)
 """The static contact pose (shoulder_yaw, shoulder_pitch, elbow, wrist): the forearm straight
@@ -83,16 +83,10 @@ def publish_main(domain: int, rates: list[float], seconds: float, pose: str = "m
 
     def run(rate, duration, stamps):
         nonlocal total
-        period = 1e9 / rate
         n = int(np.ceil(duration * rate - 1e-9))
         script = ([list(TOUCH)] * n if pose == "static"  # before the clock starts
                   else [demo_joint_array(k / rate).tolist() for k in range(n)])
-        start = time.perf_counter_ns()
-        for k in range(n):
-            now = time.perf_counter_ns()
-            target = start + k * period
-            if target > now:  # sleep, no busy wait: the stamp is taken at the actual publish
-                time.sleep((target - now) * 1e-9)
+        for k in paced(rate, n):
             msg.position = script[k]
             wall = time.time_ns()
             msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(wall, 1_000_000_000)

@@ -9,10 +9,25 @@ import gc
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
-__all__ = ["node_executable", "process_tree", "process_cpu", "stop_process",
+__all__ = ["node_executable", "paced", "process_tree", "process_cpu", "stop_process",
            "without_gc_pauses"]
+
+
+def paced(rate: float, n: int):
+    """Yield ``k = 0 .. n-1``, each at ``k / rate`` s after the first (``rate`` Hz): the
+    publishers' clock. Sleeps, no busy wait: a late step is yielded at once, and the caller
+    stamps its message at the actual publish."""
+    period = 1e9 / rate
+    start = time.perf_counter_ns()
+    for k in range(n):
+        target = start + k * period
+        now = time.perf_counter_ns()
+        if target > now:
+            time.sleep((target - now) * 1e-9)
+        yield k
 
 
 @contextlib.contextmanager
