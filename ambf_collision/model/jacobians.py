@@ -33,7 +33,7 @@ from numba import njit
 from ambf_collision.model.contact_rows import GEOMETRY_VALUES
 from ambf_collision.model.kinematics_kernels import MOTION_PRISMATIC, MOTION_REVOLUTE
 
-__all__ = ["write_contact_rows"]
+__all__ = ["write_contact_row", "write_contact_rows"]
 
 
 @njit(cache=True, inline="always")
@@ -66,36 +66,45 @@ def _body_local(D, b, x0, x1, x2, row, c):
 
 
 @njit(cache=True, inline="always")
-def write_contact_rows(K, D, velocity, pair_body, R, contact_index, n_contacts, rows):
-    """For the first ``n_contacts`` pairs of ``contact_index``, row ``r`` of ``rows (P, 20 +
-    J)`` in the layout of ``contact_rows.py``: the pair's distance and world vectors, its
-    distance Jacobian (module docstring), distance rate ``J velocity`` (m/s) and the witnesses
-    in their bodies' frames (m). ``pair_body (2P,)``: the two bodies of pair ``p`` at ``2p``,
-    ``2p + 1``; ``R``: the pair results (world)."""
+def write_contact_row(K, D, velocity, b1, b2, distance, point_1, point_2, normal, p, out):
+    """``out (20 + J,)``: the row (layout of ``contact_rows.py``) of a contact between bodies
+    ``b1`` and ``b2`` at the kinematics ``D``, with signed distance ``distance`` (m) and the
+    witnesses and normal of row ``p`` of the world tables ``point_1``, ``point_2``, ``normal``
+    ``(P,3)``: the world vectors (position: the witnesses' midpoint), its distance Jacobian
+    (module docstring), distance rate ``J velocity`` (m/s) and the witnesses in their bodies'
+    frames (m)."""
     J = K.joint_motion.shape[0]
     joint, source, multiplier = K.coupling_joint, K.coupling_source, K.coupling_multiplier
     rate_at = GEOMETRY_VALUES + J
+    out[0] = distance
+    for i in range(3):
+        out[1 + i], out[4 + i] = point_1[p, i], point_2[p, i]
+        out[7 + i], out[10 + i] = 0.5 * (point_1[p, i] + point_2[p, i]), normal[p, i]
+    row = out[GEOMETRY_VALUES:rate_at]
+    row[:] = 0.0
+    n0, n1, n2 = normal[p, 0], normal[p, 1], normal[p, 2]
+    x0, x1, x2 = point_1[p, 0], point_1[p, 1], point_1[p, 2]
+    _add_point_row(K, D, b1, x0, x1, x2, n0, n1, n2, -1.0, row)
+    _body_local(D, b1, x0, x1, x2, out, rate_at + 1)
+    x0, x1, x2 = point_2[p, 0], point_2[p, 1], point_2[p, 2]
+    _add_point_row(K, D, b2, x0, x1, x2, n0, n1, n2, 1.0, row)
+    _body_local(D, b2, x0, x1, x2, out, rate_at + 4)
+    for c in range(joint.shape[0] - 1, -1, -1):   # last first: chains fold into their root
+        row[source[c]] += multiplier[c] * row[joint[c]]
+        row[joint[c]] = 0.0
+    rate = 0.0
+    for k in range(J):
+        rate += row[k] * velocity[k]
+    out[rate_at] = rate
+
+
+@njit(cache=True, inline="always")
+def write_contact_rows(K, D, velocity, pair_body, R, contact_index, n_contacts, rows):
+    """For the first ``n_contacts`` pairs of ``contact_index``, row ``r`` of ``rows (P, 20 +
+    J)``: :func:`write_contact_row` of the pair's result. ``pair_body (2P,)``: the two bodies of
+    pair ``p`` at ``2p``, ``2p + 1``; ``R``: the pair results (world)."""
+    point_1, point_2, normal, distance = R.point_1, R.point_2, R.normal, R.distance
     for r in range(n_contacts):
         p = contact_index[r]
-        out = rows[r]
-        out[0] = R.distance[p]
-        for i in range(3):
-            out[1 + i], out[4 + i] = R.point_1[p, i], R.point_2[p, i]
-            out[7 + i], out[10 + i] = R.position[p, i], R.normal[p, i]
-        row = out[GEOMETRY_VALUES:rate_at]
-        row[:] = 0.0
-        n0, n1, n2 = R.normal[p, 0], R.normal[p, 1], R.normal[p, 2]
-        b1, b2 = pair_body[2 * p], pair_body[2 * p + 1]
-        x0, x1, x2 = R.point_1[p, 0], R.point_1[p, 1], R.point_1[p, 2]
-        _add_point_row(K, D, b1, x0, x1, x2, n0, n1, n2, -1.0, row)
-        _body_local(D, b1, x0, x1, x2, out, rate_at + 1)
-        x0, x1, x2 = R.point_2[p, 0], R.point_2[p, 1], R.point_2[p, 2]
-        _add_point_row(K, D, b2, x0, x1, x2, n0, n1, n2, 1.0, row)
-        _body_local(D, b2, x0, x1, x2, out, rate_at + 4)
-        for c in range(joint.shape[0] - 1, -1, -1):   # last first: chains fold into their root
-            row[source[c]] += multiplier[c] * row[joint[c]]
-            row[joint[c]] = 0.0
-        rate = 0.0
-        for k in range(J):
-            rate += row[k] * velocity[k]
-        out[rate_at] = rate
+        write_contact_row(K, D, velocity, pair_body[2 * p], pair_body[2 * p + 1], distance[p],
+                          point_1, point_2, normal, p, rows[r])

@@ -58,6 +58,7 @@ import numpy as np
 from ambf_collision.geometry.gjk import SCRATCH_ROWS
 from ambf_collision.geometry.tolerances import (MOTION_DISTANCE_TOLERANCE, MOTION_MIN_SAMPLES,
                                                 MOTION_TIME_TOLERANCE)
+from ambf_collision.model.contact_rows import contact_row_width
 from ambf_collision.model.data import EvaluationResult, report_distances
 from ambf_collision.model.kinematics_kernels import JOINT_STATE_DTYPE, POSE_DTYPE
 from ambf_collision.model.motion_advance import (MOTION_RESULT_COLUMNS, MOTION_RESULT_WIDTH,
@@ -73,7 +74,7 @@ class MotionBuffers:
     first call): one writable buffer (``buffer``; ``tables``: name -> table in
     ``motion_kernel.MOTION_TABLES`` order) and views ``q0``, ``q1 (J,)``, ``files_0``,
     ``files_1 (F,)`` (``POSE_DTYPE``), ``results (P, 18)`` (``MOTION_RESULT_COLUMNS``), ``order
-    (P,)``."""
+    (P,)``, ``swept_rows (P, 20 + J)``."""
 
     def __init__(self, model):
         J, F, B = len(model.joint_names), len(model.world.files), len(model.body_names)
@@ -86,10 +87,10 @@ class MotionBuffers:
             np.zeros((MOTION_MIN_SAMPLES, 3)), np.zeros((F, 4)), np.zeros(J), np.zeros(J),
             np.zeros(P), np.zeros((SCRATCH_ROWS, 9)), np.zeros((3, 3)), np.zeros(4),
             np.zeros(P, np.int64), np.zeros(J), np.zeros((F, 12)), np.zeros((B, 12)),
-            np.zeros(1, np.int64)])
+            np.zeros(1, np.int64), np.zeros((P, contact_row_width(J)))])
         self.tables = dict(zip(MOTION_TABLES, views))
         self.q0, self.q1, self.files_0, self.files_1 = views[:4]
-        self.results, self.order = views[10], views[11]
+        self.results, self.order, self.swept_rows = views[10], views[11], views[25]
 
 
 class MotionResult:
@@ -106,13 +107,17 @@ class MotionResult:
     The contacts during the step, earliest first: ``contact_index (n,)`` pair indices,
     ``contact_times (n,)``, ``swept (n,)`` True when the pair is apart at ``q1`` (its distance
     there > 0: a contact only the motion saw), ``contact_info`` ``[(body_1, body_2, shape_1,
-    shape_2)]``."""
+    shape_2)]``; ``swept_rows (m, 20 + J)``: the rows (``model/contact_rows.py``: distance,
+    world vectors, distance Jacobian and rate, body-frame witnesses) of the swept contacts, in
+    that order, at their time of contact (the Jacobian at ``q(s)``, the rate with the Data's
+    joint velocities)."""
 
     def __init__(self, model, data, discrete: EvaluationResult, n: int):
         self._model = model
         self.discrete = discrete
         self._results = data.motion.results
         self.contact_index = data.motion.order[:n]
+        self._rows = data.motion.swept_rows[:n]
         self._q1_distance = data.distance
 
     def __getattr__(self, name):   # the per-pair values: columns of the results table
@@ -132,6 +137,10 @@ class MotionResult:
     @property
     def swept(self) -> np.ndarray:
         return self._q1_distance[self.contact_index] > 0.0
+
+    @property
+    def swept_rows(self) -> np.ndarray:
+        return self._rows[self.swept]
 
     @property
     def contact_info(self) -> list:

@@ -22,13 +22,15 @@ from ambf_collision.geometry.tolerances import (MOTION_MAX_SAMPLES, MOTION_MIN_S
                                                 MOTION_TOUCH_DISTANCE)
 from ambf_collision.geometry.transforms import axis_rotation
 from ambf_collision.geometry.world_shapes import SHAPE_DTYPE, to_world, world_of
+from ambf_collision.model.contact_rows import CONTROLLER_VALUES, GEOMETRY_VALUES
 from ambf_collision.model.evaluate_kernel import data_tables, model_tables
+from ambf_collision.model.jacobians import write_contact_row
 from ambf_collision.model.kinematics_kernels import (JOINT_STATE_DTYPE, POSE_DTYPE,
                                                      forward_kinematics, kinematics_buffers)
 from ambf_collision.model.table_buffer import float_matrix, float_vector, int_vector, records, words_of
 
 __all__ = ["MOTION_TABLES", "MOTION_RESULT_COLUMNS", "MOTION_RESULT_WIDTH", "advance_pairs",
-           "envelope", "result_columns"]
+           "envelope", "result_columns", "write_swept_rows"]
 
 MOTION_RESULT_COLUMNS = {
     "contact": 0,          # 1.0: the pair touches during the step (s in [0, 1]), else 0.0
@@ -61,7 +63,7 @@ def result_columns(results):
 MOTION_TABLES = ("q0", "q1", "files_0", "files_1", "joints", "files", "bodies",
                  "closure_residuals", "world", "moved", "results", "order", "samples",
                  "file_motion", "dq", "qmax", "exact_0", "scratch", "rotation", "quaternion",
-                 "pending", "kept_q", "kept_files", "kept_bodies", "kept")
+                 "pending", "kept_q", "kept_files", "kept_bodies", "kept", "swept_rows")
 """The Data's motion buffer, in order: ``q0``, ``q1 (J,)`` the step's ends (model order; the
 kernel applies the couplings in place), ``files_0``, ``files_1 (F,)`` root poses at the ends
 (``POSE_DTYPE``); the samples' kinematics (``joints``, ``files``, ``bodies``,
@@ -74,7 +76,9 @@ exact); ``file_motion (F,4)`` per file the rotation vector ``w theta`` (file fra
 (SCRATCH_ROWS, 9)`` (GJK/EPA), ``rotation (3,3)``, ``quaternion (4,)``, ``pending (P,)`` the
 pairs :func:`advance_pairs` works on; the state of the motion kernel's last evaluation (at
 ``q1``): ``kept_q (J,)``, ``kept_files (F,12)``, ``kept_bodies (B,12)`` (each pose's rotation
-row by row, then its translation), ``kept (1,)`` 1 once there is one."""
+row by row, then its translation), ``kept (1,)`` 1 once there is one; ``swept_rows (P, 20 +
+J)``: row ``r`` the contact row (``contact_rows.py``) at its time of the ``r``-th contact in
+``order`` when that pair is apart at ``q1`` (:func:`write_swept_rows`; other rows unused)."""
 
 
 @njit(cache=True, inline="always")
@@ -117,6 +121,18 @@ def _slerp(R0, t0, t1, file_motion, g, s, out_R, out_t):
         out_t[g, i] = t0[g, i] + s * (t1[g, i] - t0[g, i])
 
 
+@njit(cache=True, inline="always")
+def _kinematics_at(K, S, q0, q1, R0, t0, t1, file_motion, s):
+    """The forward kinematics of the step at ``s`` into the sample buffers ``S``: the joints at
+    ``q0 + s (q1 - q0)``, each file's root pose by :func:`_slerp`."""
+    q = S.q
+    for j in range(q0.shape[0]):
+        q[j] = q0[j] + s * (q1[j] - q0[j])
+    for g in range(R0.shape[0]):
+        _slerp(R0, t0, t1, file_motion, g, s, S.file_R, S.file_t)
+    forward_kinematics(K, S)
+
+
 @njit(cache=True)
 def advance_pairs(model, data, motion, n_pending, report_distance, environment_report_distance,
                   time_tolerance, distance_tolerance):
@@ -140,8 +156,7 @@ def advance_pairs(model, data, motion, n_pending, report_distance, environment_r
     R_distance, R_exact, R_point_1, R_point_2, R_normal = R.distance, R.exact, R.point_1, R.point_2, R.normal
     R_triangle = R.triangle
     R0, t0, t1 = F0.R, F0.t, F1.t
-    S_q, S_file_R, S_file_t, S_body_R, S_body_t = S.q, S.file_R, S.file_t, S.body_R, S.body_t
-    J, F = q0.shape[0], R0.shape[0]
+    S_body_R, S_body_t = S.body_R, S.body_t
     for m in range(n_pending):
         p = pending[m]
         k1, k2, rate = shape_1[p], shape_2[p], rate_out[p]
@@ -178,11 +193,7 @@ def advance_pairs(model, data, motion, n_pending, report_distance, environment_r
                         (min_time[p] >= 0.0 and min_distance[p] - lowest_bound <= distance_tolerance)):
                     break
             # the one sample site: the pair's exact distance at q(nxt)
-            for j in range(J):
-                S_q[j] = q0[j] + nxt * (q1[j] - q0[j])
-            for g in range(F):
-                _slerp(R0, t0, t1, file_motion, g, nxt, S_file_R, S_file_t)
-            forward_kinematics(K, S)
+            _kinematics_at(K, S, q0, q1, R0, t0, t1, file_motion, nxt)
             to_world(link_shapes, S_body_R, S_body_t, SW, smoved)
             ds, x1, x2, nv, _, _ = exact_pair(SW, H, M, k1, k2, padding_1[p], padding_2[p],
                                                 R_triangle[p, 0], R_triangle[p, 1], scratch)
@@ -207,3 +218,31 @@ def advance_pairs(model, data, motion, n_pending, report_distance, environment_r
                 n = _insert(samples, n, s, d, 1.0)
         if contact[p]:
             min_distance[p], min_time[p], min_bound[p] = min(distance[p], min_distance[p]), time[p], -math.inf
+
+
+@njit(cache=True)
+def write_swept_rows(model, data, motion, n_contacts):
+    """For each of the first ``n_contacts`` pairs of the motion buffer's ``order`` that is
+    apart at ``q1`` (the Data's distance > 0: a contact only the motion saw), its contact row
+    at its time of contact into row ``r`` of ``swept_rows``: the forward kinematics of the
+    step at that ``s`` (into the sample buffers), then the evaluation's own row writer
+    (``jacobians.py``) with the motion result's witnesses and normal and the Data's joint
+    velocities."""
+    K, _, _, _, _, pair_bodies, _ = model_tables(model)
+    D, velocity, _, R = data_tables(data)[:4]
+    h, f = words_of(motion)
+    q0, q1 = float_vector(f, h, 0), float_vector(f, h, 1)
+    F0, F1 = records(motion, h, 2, POSE_DTYPE), records(motion, h, 3, POSE_DTYPE)
+    S = kinematics_buffers(records(motion, h, 4, JOINT_STATE_DTYPE), records(motion, h, 5, POSE_DTYPE),
+                           records(motion, h, 6, POSE_DTYPE), float_matrix(f, h, 7, 2))
+    order, file_motion = int_vector(h, 11), float_matrix(f, h, 13, 4)
+    rows = float_matrix(f, h, 25, GEOMETRY_VALUES + q0.shape[0] + CONTROLLER_VALUES)
+    (_, time, distance, point_1, point_2, normal, _, _, _, _, _, _) = result_columns(
+        float_matrix(f, h, 10, MOTION_RESULT_WIDTH))
+    R_distance = R.distance
+    for r in range(n_contacts):
+        p = order[r]
+        if R_distance[p] > 0.0:
+            _kinematics_at(K, S, q0, q1, F0.R, F0.t, F1.t, file_motion, time[p])
+            write_contact_row(K, S, velocity, pair_bodies[2 * p], pair_bodies[2 * p + 1],
+                              distance[p], point_1, point_2, normal, p, rows[r])

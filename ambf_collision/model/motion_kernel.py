@@ -32,7 +32,7 @@ from ambf_collision.model.evaluate_kernel import data_tables, evaluate_tables, m
 from ambf_collision.model.kinematics_kernels import (MOTION_PRISMATIC, MOTION_REVOLUTE, POSE_DTYPE,
                                                      apply_couplings)
 from ambf_collision.model.motion_advance import (MOTION_RESULT_WIDTH, advance_pairs,
-                                                  envelope, result_columns)
+                                                  envelope, result_columns, write_swept_rows)
 from ambf_collision.model.table_buffer import float_matrix, float_vector, int_vector, records, words_of
 
 __all__ = ["evaluate_motion_model"]
@@ -251,4 +251,5 @@ def evaluate_motion_model(model, data, bounds, motion, root_moves, near, report_
                 i -= 1
             order[i] = p
             n_swept += 1
+    write_swept_rows(model, data, motion, n_swept)
     return n_contacts, closest, lowest, n_swept

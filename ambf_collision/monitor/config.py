@@ -46,8 +46,9 @@ _NUMBER_RANGES = {
     "max_stamp_age": (0.0, False),
     "report_distance": (0.0, True),
     "warning_period": (0.0, True),
+    "continuous_max_step": (0.0, False),
 }
-_FLAGS = ("accept_unstamped", "ignore_unknown_joints")
+_FLAGS = ("accept_unstamped", "ignore_unknown_joints", "continuous")
 
 
 @dataclass
@@ -71,6 +72,10 @@ class MonitorConfig:
     those joints (default false: the message is rejected).
     ``report_distance``: pairs closer than this (m) are reported as contacts.
     ``warning_period``: the same warning is logged at most once per this many seconds.
+    ``continuous``: each evaluation covers the step from the previous evaluated joint state
+    (:mod:`.continuous`): contacts between the two samples are reported, swept, with their time.
+    ``continuous_max_step``: a step in which a joint moves more than this (rad or m) is a jump,
+    not a motion: evaluated at the state only.
 
     Numbers may be given as ``int`` (as users write them: ``max_rate: 1000``); they are kept as
     ``float``.
@@ -86,6 +91,8 @@ class MonitorConfig:
     ignore_unknown_joints: bool = False
     report_distance: float = 0.05
     warning_period: float = 5.0
+    continuous: bool = False
+    continuous_max_step: float = 0.5
 
     def __post_init__(self):
         for name in _NUMBER_RANGES:

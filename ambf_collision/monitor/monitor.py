@@ -49,6 +49,7 @@ from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABL
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE,
                                            MonitorConfig)
 from ambf_collision.model.contact_rows import contact_row_width, model_contacts
+from ambf_collision.monitor.continuous import StepTracker, step_contacts, touch_times
 from ambf_collision.monitor.joint_states import (JointStateMerger, add_joint_aliases,
                                                  joint_name_table, joint_roles)
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
@@ -84,6 +85,11 @@ class MonitorOutput:
     # witnesses); ``contacts`` gives them as records
     contact_info: list = field(default_factory=list)
     contact_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, contact_row_width(0))))
+    # per contact: when its pair first touched (s on the monitor's clock; 0: it did not, a near
+    # contact) and whether it is swept (apart at the state, touched during the step: continuous)
+    contact_times: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    contact_swept: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    step_note: str = ""  # why this evaluation was not a motion ("" when it was, or not continuous)
     probes: object = None  # probe result (or None when there are no probes / no evaluation)
     compute_time: float = 0.0  # s: evaluate, contact checks, and the probes once evaluated
     evaluated: bool = False
@@ -165,6 +171,7 @@ class CollisionMonitor:
         self.evaluations = 0
         self._eval_times: deque = deque()
         self._warnings: list = []
+        self.steps = StepTracker(names)
 
     # -- configuration -------------------------------------------------------------------------
     def set_enabled(self, enabled: bool, now: float) -> None:
@@ -241,6 +248,7 @@ class CollisionMonitor:
         self.last_output_time = -math.inf
         self._eval_times.clear()
         self.merger.rebase(now)
+        self.steps.restart("first evaluation after the clock jumped back")
         self.limiter.request(now)
 
     def _warn(self, key: str, message: str, now: float) -> None:
@@ -419,20 +427,32 @@ class CollisionMonitor:
             self._velocities_set = given
         out.velocities_given = given
         self_rd, env_rd = self.report_distances()
-        if self_rd == env_rd:  # (stand-in models take no environment_report_distance)
-            result = model.evaluate(data, root_poses=root_poses, report_distance=self_rd,
-                                    near_only=True)
-        else:  # each pair class its own, inside the model's kernel
-            result = model.evaluate(data, root_poses=root_poses, report_distance=self_rd,
-                                    environment_report_distance=env_rd, near_only=True)
+        report = {"report_distance": self_rd, "near_only": True}
+        if self_rd != env_rd:  # each pair class its own, inside the model's kernel
+            report["environment_report_distance"] = env_rd  # (stand-in models take none)
+        motion, start, stamp = None, self.steps.t0, out.stamp   # the step's stamps (s)
+        if self.config.continuous:
+            out.step_note = self.steps.not_a_motion(data.q, stamp, self.config)
+            if not out.step_note:
+                motion = model.evaluate_motion(data, self.steps.q0, data.q, root_poses1=root_poses,
+                                               **report)
+        result = (model.evaluate(data, root_poses=root_poses, **report) if motion is None
+                  else motion.discrete)
+        self.steps.evaluated(data.q, stamp)
         out.evaluated = True
         out.result = result
         self._latest_evaluation = out
         self.evaluations += 1
         self._eval_times.append(float(now))   # trimmed to the window by _recent_rate
-        if len(result.contact_index):  # (the usual cycle has none)
-            out.contact_info, out.contact_rows, out.dropped_contacts = finite_contacts(
-                result.contact_info, result.contact_rows)
+        info, rows = (result.contact_info, result.contact_rows) if len(result.contact_index) else ([], self._no_rows)
+        times = swept = None
+        if motion is not None and (info or len(motion.contact_index)):
+            info, rows, times, swept = step_contacts(model, motion, start, stamp, info, rows)
+        if info:  # (the usual cycle has none)
+            if times is None:
+                times, swept = touch_times(rows, stamp), np.zeros(len(info), dtype=bool)
+            (out.contact_info, out.contact_rows, out.dropped_contacts, out.contact_times,
+             out.contact_swept) = finite_contacts(info, rows, times, swept)
         if out.dropped_contacts:
             self._warn("nan:contacts",
                        f"dropped {out.dropped_contacts} contact(s) with non-finite values", now)

@@ -20,17 +20,18 @@ PROBE_FIELDS = ("depth", "area", "force", "force_body", "contact_normal", "posit
 PATCH_FIELDS = ("patch_force", "patch_area", "patch_force_body", "patch_torque_body")
 
 
-def finite_contacts(info: list, rows: np.ndarray) -> tuple:
-    """``(info, rows, number dropped)`` of the contacts whose row is all finite: ``info`` their
-    ``(body_1, body_2, shape_1, shape_2)``, ``rows (n, 20 + J)`` their values (distance, world
-    vectors, Jacobian, rate, body-frame points: ``model/contact_rows.py``); the order is kept
-    (closest first). The usual cycle, all finite, costs one sum: a finite sum has finite terms
-    (a sum that overflows only sends finite rows the long way)."""
+def finite_contacts(info: list, rows: np.ndarray, *per_contact) -> tuple:
+    """``(info, rows, number dropped, *per_contact)`` of the contacts whose row is all finite:
+    ``info`` their ``(body_1, body_2, shape_1, shape_2)``, ``rows (n, 20 + J)`` their values
+    (distance, world vectors, Jacobian, rate, body-frame points: ``model/contact_rows.py``),
+    ``per_contact``: more ``(n,)`` arrays kept alike (times, flags); the order is kept (closest
+    first). The usual cycle, all finite, costs one sum: a finite sum has finite terms (a sum
+    that overflows only sends finite rows the long way)."""
     if not len(info) or math.isfinite(np.add.reduce(rows, axis=None)):
-        return info, rows, 0
+        return (info, rows, 0, *per_contact)
     keep = np.isfinite(rows).all(axis=1)
     kept = [who for who, k in zip(info, keep.tolist()) if k]
-    return kept, rows[keep], len(info) - len(kept)
+    return (kept, rows[keep], len(info) - len(kept), *(a[keep] for a in per_contact))
 
 
 def _number(x) -> float:

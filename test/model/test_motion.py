@@ -13,10 +13,12 @@ from conftest import DEMO_DIR, TEST_DIR
 from motion_oracle import Oracle
 from ambf_collision.geometry.tolerances import (MOTION_DISTANCE_TOLERANCE, MOTION_MIN_SAMPLES,
                                                 MOTION_TIME_TOLERANCE, MOTION_TOUCH_DISTANCE)
+from ambf_collision.model.contact_rows import contact_columns
 from ambf_collision.model.model import Model
 
 DEMO = DEMO_DIR / "demo_arm.yaml"
 THIN = TEST_DIR / "model" / "adf_models" / "thin_blade.yaml"
+HAND = TEST_DIR / "model" / "adf_models" / "hand.yaml"   # the cases derived by hand
 DENSE = 10_000
 
 
@@ -118,35 +120,12 @@ def test_random_steps_match_the_dense_oracle(which, steps, demo, thin):
     assert worst <= MOTION_TIME_TOLERANCE
 
 
-HAND = """
-bodies: [BODY ground, BODY plate, BODY carriage, BODY swing, BODY post]
-joints: [JOINT lift, JOINT turn]
-namespace: /hand/
-BODY ground: {name: ground, mass: 0.0, collision shape: SPHERE, collision geometry: {radius: 0.01},
-  collision offset: {position: {x: -1.0, y: -1.0, z: -1.0}, orientation: {r: 0.0, p: 0.0, y: 0.0}}}
-BODY plate: {name: plate, mass: 0.0, collision shape: BOX, collision geometry: {x: 0.2, y: 0.2, z: 0.001}}
-BODY carriage: {name: carriage, mass: 1.0, collision shape: SPHERE, collision geometry: {radius: 0.01}}
-BODY swing: {name: swing, mass: 1.0, collision shape: SPHERE, collision geometry: {radius: 0.01},
-  collision offset: {position: {x: 0.3, y: 0.0, z: 0.3}, orientation: {r: 0.0, p: 0.0, y: 0.0}}}
-JOINT lift: {name: lift, parent: BODY ground, child: BODY carriage, type: prismatic,
-  parent pivot: {x: 0.0, y: 0.0, z: 0.0}, parent axis: {x: 0.0, y: 0.0, z: 1.0},
-  child pivot: {x: 0.0, y: 0.0, z: 0.0}, child axis: {x: 0.0, y: 0.0, z: 1.0}}
-JOINT turn: {name: turn, parent: BODY ground, child: BODY swing, type: revolute,
-  parent pivot: {x: 0.0, y: 0.0, z: 0.0}, parent axis: {x: 0.0, y: 0.0, z: 1.0},
-  child pivot: {x: 0.0, y: 0.0, z: 0.0}, child axis: {x: 0.0, y: 0.0, z: 1.0}}
-BODY post: {name: post, mass: 0.0, collision shape: BOX, collision geometry: {x: 0.2, y: 0.001, z: 0.2},
-  location: {position: {x: 0.3, y: 0.0, z: 0.3}, orientation: {r: 0.0, p: 0.0, y: 0.0}}}
-"""
-"""A 1 mm plate (z in [-0.5, 0.5] mm) crossed by a sphere of 10 mm on a prismatic joint along z,
-and a 1 mm plate (y in [-0.5, 0.5] mm, x in [0.2, 0.4] m, z about 0.3 m) that a sphere of 10 mm
-on a 0.3 m arm about z passes through."""
+
 
 
 @pytest.fixture(scope="module")
-def hand(tmp_path_factory):
-    path = tmp_path_factory.mktemp("hand") / "hand.yaml"
-    path.write_text(HAND)
-    return Model.from_files([path])
+def hand():
+    return Model.from_files([HAND])
 
 
 def _pair(model, body_1, body_2):
@@ -169,6 +148,56 @@ def test_sphere_through_a_1mm_plate_at_the_time_by_hand(hand):
     assert abs(r.time[p] - 0.395) <= MOTION_TIME_TOLERANCE
     assert r.time[p] <= 0.395 + 1e-12   # never after the true contact
     assert abs(r.point_2[p, 2] - 0.0005) < 1e-9 and abs(r.normal[p, 2] - 1.0) < 1e-9
+
+
+def test_a_swept_contact_row_by_hand(hand):
+    """The row of the tunnelling sphere at its time of contact: distance 0 (within the time
+    tolerance times the rate, 0.1 m per step), the witness on the sphere at its bottom (body
+    frame: (0, 0, -10 mm)) and on the plate's top face, the distance Jacobian d(d)/d(lift) = +1
+    m/m (the sphere lifts straight off the face), 0 for the turn, and the rate J q_dot with the
+    lift's velocity of -0.1 m/s."""
+    data = hand.create_data()
+    j = hand.joint_names.index("/hand/lift")
+    hand.set_joint_velocities(data, ["/hand/lift"], [-0.1])
+    q0, q1 = np.zeros(2), np.zeros(2)
+    q0[j], q1[j] = 0.05, -0.05
+    r = hand.evaluate_motion(data, q0, q1)
+    p = _pair(hand, "plate", "carriage")
+    row = r.swept_rows[list(r.contact_index[r.swept]).index(p)]
+    c = contact_columns(row)
+    assert 0.0 <= c.distance <= 0.1 * MOTION_TIME_TOLERANCE
+    on_sphere = c.point_1_local if hand.shape_body[hand.pairs[p, 0]] == hand.body_index("carriage") \
+        else c.point_2_local
+    np.testing.assert_allclose(on_sphere, [0.0, 0.0, -0.01], atol=1e-12)
+    np.testing.assert_allclose(c.jacobian[[j, 1 - j]], [1.0, 0.0], atol=1e-12)
+    assert c.distance_rate == pytest.approx(-0.1, abs=1e-12)
+    np.testing.assert_allclose(c.position, 0.5 * (c.point_1 + c.point_2), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("scale", [0.4, 3.0])
+def test_swept_rows_are_the_evaluation_at_the_time_of_contact(demo, scale):
+    """Every swept contact's row equals the ordinary evaluation's row of that pair in a fresh
+    Data at ``q(s)`` (the Jacobian there, the witnesses in the bodies' frames there, the rate
+    with the same joint velocities): random steps of the demo arm."""
+    rng = np.random.default_rng(5)
+    limits = _limits(demo)
+    velocity = rng.normal(size=len(demo.joint_names))
+    checked = 0
+    for _ in range(40):
+        q0, q1 = random_step(rng, demo, limits, scale)
+        data = demo.create_data()
+        demo.set_joint_velocities(data, demo.joint_names, velocity)
+        r = demo.evaluate_motion(data, q0, q1)
+        swept = r.contact_index[r.swept]
+        for p, s, row in zip(swept.tolist(), r.time[swept].tolist(), r.swept_rows):
+            at = demo.create_data()
+            demo.set_joint_velocities(at, demo.joint_names, velocity)
+            at.q[...] = q0 + s * (q1 - q0)
+            e = demo.evaluate(at, report_distance=1.0)
+            expected = e.contact_rows[e.contact_index.tolist().index(p)]
+            np.testing.assert_allclose(row, expected, rtol=0, atol=1e-9)
+            checked += 1
+    assert checked > 0
 
 
 def test_a_turn_through_a_large_angle_by_hand(hand):
