@@ -25,7 +25,8 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 UNITS = {"report_distance": "m", "self_report_distance": "m",
          "environment_report_distance": "m", "max_rate": "Hz", "heartbeat_rate": "Hz",
          "joint_state_timeout": "s", "joint_forget_timeout": "s", "transform_tolerance": "s", "future_tolerance": "s",
-         "max_stamp_age": "s", "marker_rate": "Hz", "diagnostics_period": "s"}
+         "max_stamp_age": "s", "marker_rate": "Hz", "diagnostics_period": "s",
+         "continuous_max_step": "rad/m"}  # rad for a revolute joint, m for a prismatic one
 """The unit of each number parameter (the descriptions say it in words; the test checks that
 every number parameter has one here and that its description names it)."""
 

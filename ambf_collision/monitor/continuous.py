@@ -5,7 +5,9 @@ between two samples is reported (no ROS).
 **The step.** From the previous evaluation's joint positions and stamp ``t0`` to this one's
 (``t1``): the straight line in joint space, couplings along it, a root pose that changed by
 SLERP and a linear translation (``model/motion.py``). A contact found at ``s`` in [0, 1] has
-the time ``t0 + s (t1 - t0)`` (s, the monitor's clock).
+the time ``t0 + s (t1 - t0)`` (s, the monitor's clock). The output carries ``s`` and ``t0``
+(``contact_fractions``, ``step_start``) beside the time in float seconds, so that the node
+writes it from the two stamps' integer nanoseconds, exactly.
 
 **Not a motion.** The evaluation is the ordinary one at the state, with the reason in
 :attr:`StepTracker.note` (the node's diagnostics show it), when there is no previous evaluation
@@ -28,25 +30,28 @@ import math
 
 import numpy as np
 
-__all__ = ["StepTracker", "step_contacts", "touch_times"]
+__all__ = ["StepTracker", "step_contacts", "touch_fractions"]
 
 
-def touch_times(rows: np.ndarray, stamp: float) -> np.ndarray:
-    """The times (s) of contacts evaluated at one state only (``rows (n, 20 + J)``, distance in
-    column 0): ``stamp`` for a pair touching (distance <= 0), 0 (no time) for a near one."""
-    return np.where(rows[:, 0] <= 0.0, float(stamp), 0.0)
+def touch_fractions(rows: np.ndarray) -> np.ndarray:
+    """The step fractions of contacts evaluated at one state only (``rows (n, 20 + J)``,
+    distance in column 0; the step starts and ends at the state): 0 for a pair touching
+    (distance <= 0), NaN (no time) for a near one."""
+    return np.where(rows[:, 0] <= 0.0, 0.0, np.nan)
 
 
 class StepTracker:
     """The previous evaluation of one monitor (its positions ``(J,)``, stamp) and whether the
-    next one is a motion from it. ``note``: why the last evaluation was not a motion ("" when it
-    was, or continuous mode is off)."""
+    next one is a motion from it. Counts, for the diagnostics: ``motions`` (evaluations that
+    covered their step), ``state_only`` (continuous evaluations that were not a motion) and
+    ``last_note`` (the latest reason)."""
 
     def __init__(self, joint_names: list):
         self.joint_names = joint_names
         self.q0 = np.zeros(len(joint_names))
         self.t0 = math.nan   # no previous evaluation
-        self.note = ""
+        self.motions = self.state_only = 0
+        self.last_note = ""
         self._restart_reason = "first evaluation"
 
     def restart(self, reason: str) -> None:
@@ -57,7 +62,21 @@ class StepTracker:
     def not_a_motion(self, q1: np.ndarray, t1: float, config) -> str:
         """Why the step from the previous evaluation to ``(q1, t1)`` is not a motion ("" when it
         is), following the module's rules with ``config`` (``joint_state_timeout``,
-        ``continuous_max_step``)."""
+        ``continuous_max_step``); counted."""
+        note = self._why_not(q1, t1, config)
+        if note:
+            self.state_only += 1
+            self.last_note = note
+        else:
+            self.motions += 1
+        return note
+
+    def summary(self) -> str:
+        """The counts as the diagnostics show them."""
+        last = f" (last: {self.last_note})" if self.last_note else ""
+        return f"{self.motions} steps, {self.state_only} at the state only{last}"
+
+    def _why_not(self, q1: np.ndarray, t1: float, config) -> str:
         t0 = self.t0
         if math.isnan(t0):
             return self._restart_reason
@@ -79,21 +98,21 @@ class StepTracker:
         self.t0 = float(stamp)
 
 
-def step_contacts(model, motion, t0: float, t1: float, info: list, rows: np.ndarray) -> tuple:
-    """``(info, rows, times, swept)`` of a motion step (module docstring): ``motion`` the
-    ``MotionResult``, ``info``/``rows`` the contacts at the state (``motion.discrete``'s),
-    ``t0``/``t1`` the step's stamps (s). ``times (n,)`` s (0: none), ``swept (n,)`` bool."""
+def step_contacts(model, motion, info: list, rows: np.ndarray) -> tuple:
+    """``(info, rows, fractions, swept)`` of a motion step (module docstring): ``motion`` the
+    ``MotionResult``, ``info``/``rows`` the contacts at the state (``motion.discrete``'s).
+    ``fractions (n,)``: each pair's ``s`` of first contact in the step (NaN: it did not touch),
+    ``swept (n,)`` bool."""
     pairs = motion.discrete.contact_index
-    touched = motion.contact[pairs]
-    times = np.where(touched, t0 + motion.time[pairs] * (t1 - t0), 0.0)
+    fractions = np.where(motion.contact[pairs], motion.time[pairs], np.nan)
     swept_pairs = motion.contact_index[motion.swept]
     if not swept_pairs.size:
-        return info, rows, times, np.zeros(len(info), dtype=bool)
+        return info, rows, fractions, np.zeros(len(info), dtype=bool)
     keep = ~np.isin(pairs, swept_pairs)   # a swept pair near at the state: reported swept
     who = model.pair_contact_info
     info = [c for c, k in zip(info, keep.tolist()) if k] + [who[p] for p in swept_pairs.tolist()]
     rows = np.concatenate((rows[keep], motion.swept_rows))
-    times = np.concatenate((times[keep], t0 + motion.time[swept_pairs] * (t1 - t0)))
+    fractions = np.concatenate((fractions[keep], motion.time[swept_pairs]))
     swept = np.concatenate((np.zeros(int(keep.sum()), dtype=bool), np.ones(swept_pairs.size, dtype=bool)))
     order = np.argsort(rows[:, 0], kind="stable")
-    return [info[i] for i in order.tolist()], rows[order], times[order], swept[order]
+    return [info[i] for i in order.tolist()], rows[order], fractions[order], swept[order]

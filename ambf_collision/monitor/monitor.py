@@ -49,7 +49,7 @@ from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABL
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE,
                                            MonitorConfig)
 from ambf_collision.model.contact_rows import contact_row_width, model_contacts
-from ambf_collision.monitor.continuous import StepTracker, step_contacts, touch_times
+from ambf_collision.monitor.continuous import StepTracker, step_contacts, touch_fractions
 from ambf_collision.monitor.joint_states import (JointStateMerger, add_joint_aliases,
                                                  joint_name_table, joint_roles)
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
@@ -85,10 +85,13 @@ class MonitorOutput:
     # witnesses); ``contacts`` gives them as records
     contact_info: list = field(default_factory=list)
     contact_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, contact_row_width(0))))
-    # per contact: when its pair first touched (s on the monitor's clock; 0: it did not, a near
-    # contact) and whether it is swept (apart at the state, touched during the step: continuous)
+    # per contact: when its pair first touched, as the fraction s of the step from `step_start`
+    # to `stamp` (NaN: it did not, a near contact) and as a time (s; 0: none), and whether it
+    # is swept (apart at the state, touched during the step: continuous mode, monitor/continuous.py)
+    contact_fractions: np.ndarray = field(default_factory=lambda: np.zeros(0))
     contact_times: np.ndarray = field(default_factory=lambda: np.zeros(0))
     contact_swept: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    step_start: float = 0.0  # stamp (s) of the state the step started from (`stamp`: none)
     step_note: str = ""  # why this evaluation was not a motion ("" when it was, or not continuous)
     probes: object = None  # probe result (or None when there are no probes / no evaluation)
     compute_time: float = 0.0  # s: evaluate, contact checks, and the probes once evaluated
@@ -445,14 +448,19 @@ class CollisionMonitor:
         self.evaluations += 1
         self._eval_times.append(float(now))   # trimmed to the window by _recent_rate
         info, rows = (result.contact_info, result.contact_rows) if len(result.contact_index) else ([], self._no_rows)
-        times = swept = None
-        if motion is not None and (info or len(motion.contact_index)):
-            info, rows, times, swept = step_contacts(model, motion, start, stamp, info, rows)
+        fractions = swept = None
+        out.step_start = stamp
+        if motion is not None:
+            out.step_start = start
+            if info or len(motion.contact_index):
+                info, rows, fractions, swept = step_contacts(model, motion, info, rows)
         if info:  # (the usual cycle has none)
-            if times is None:
-                times, swept = touch_times(rows, stamp), np.zeros(len(info), dtype=bool)
-            (out.contact_info, out.contact_rows, out.dropped_contacts, out.contact_times,
-             out.contact_swept) = finite_contacts(info, rows, times, swept)
+            if fractions is None:
+                fractions, swept = touch_fractions(rows), np.zeros(len(info), dtype=bool)
+            (out.contact_info, out.contact_rows, out.dropped_contacts, out.contact_fractions,
+             out.contact_swept) = finite_contacts(info, rows, fractions, swept)
+            out.contact_times = np.nan_to_num(out.step_start + out.contact_fractions
+                                              * (stamp - out.step_start), nan=0.0)
         if out.dropped_contacts:
             self._warn("nan:contacts",
                        f"dropped {out.dropped_contacts} contact(s) with non-finite values", now)

@@ -41,7 +41,8 @@ from ambf_collision.ros.cdr import U32, align, cdr_string, message_distance
 from ambf_collision.ros.convert_probes import (ProbeArraySerializer, ProbeArrayWriter,  # noqa: F401
                                               patch_values)
 
-__all__ = ["stamp_msg", "ContactArrayWriter", "ContactArraySerializer", "ProbeArrayWriter",
+__all__ = ["stamp_msg", "stamp_parts", "contact_steps", "ContactArrayWriter",
+           "ContactArraySerializer", "ProbeArrayWriter",
            "ProbeArraySerializer"]
 
 class Stamp(NamedTuple):
@@ -54,12 +55,31 @@ class Stamp(NamedTuple):
     nanosec: int
 
 
+def stamp_parts(seconds: float) -> tuple:
+    """``(sec, nanosec)`` of ``seconds``, to the nearest nanosecond (negative or non-finite ->
+    ``(0, 0)``)."""
+    if not (math.isfinite(seconds) and seconds > 0.0):
+        return 0, 0
+    return divmod(int(round(seconds * 1e9)), 1_000_000_000)
+
+
 def stamp_msg(seconds: float) -> Time:
     """``builtin_interfaces/Time`` of ``seconds`` (>= 0; negative or non-finite -> 0)."""
-    if not (math.isfinite(seconds) and seconds > 0.0):
-        return Time()
-    ns = int(round(seconds * 1e9))
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+    sec, nanosec = stamp_parts(seconds)
+    return Time(sec=sec, nanosec=nanosec)
+
+
+def contact_steps(out, stamps=None) -> tuple:
+    """``(swept, stamps)`` per contact of ``out`` as lists: ``contact_swept`` (bool) and the
+    times of contact as ``(sec, nanosec)``: ``stamps`` when given (the node's, exact from the
+    stamps' integer nanoseconds), else ``contact_times`` (s; 0: none) converted; all false
+    and ``(0, 0)`` for an output without them."""
+    n = len(out.contact_info)
+    swept, times = getattr(out, "contact_swept", None), getattr(out, "contact_times", None)
+    if swept is None or len(swept) != n:
+        return [False] * n, [(0, 0)] * n
+    return swept.tolist(), (stamps if stamps is not None else
+                            [stamp_parts(t) for t in times.tolist()])
 
 
 def _joint_names(out) -> list:
@@ -76,9 +96,11 @@ class ContactArrayWriter:
         self.msg.header.frame_id = world_frame
         self._names_from = None  # the joint_names list last converted
 
-    def fill(self, out, stamp: Time) -> ContactArray:
+    def fill(self, out, stamp: Time, contact_stamps=None) -> ContactArray:
         """``out``: a ``monitor.MonitorOutput`` (status, min_distance, pairs_checked,
-        contact_info, contact_rows, joint_names, velocities_given)."""
+        contact_info, contact_rows, contact_swept, contact_times, joint_names,
+        velocities_given); ``contact_stamps``: the times of contact as ``(sec, nanosec)``
+        (:func:`contact_steps`)."""
         m = self.msg
         m.header.stamp = stamp
         m.status = int(out.status)
@@ -89,13 +111,16 @@ class ContactArrayWriter:
             self._names_from, m.joint_names = names, _joint_names(out)
         m.velocities_given = bool(getattr(out, "velocities_given", False))
         m.status_message = str(getattr(out, "reason", ""))
-        m.contacts = [contact_msg(who, row) for who, row in zip(out.contact_info, out.contact_rows)]
+        m.contacts = [contact_msg(who, row, swept, t) for who, row, swept, t in
+                      zip(out.contact_info, out.contact_rows, *contact_steps(out, contact_stamps))]
         return m
 
 
-def contact_msg(who, row) -> Contact:
+def contact_msg(who, row, swept: bool = False, time_of_contact=(0, 0)) -> Contact:
     """A ``Contact`` message of one contact: ``who`` its ``(body_1, body_2, shape_1,
-    shape_2)``, ``row`` its values (``model/contact_rows.py``)."""
+    shape_2)``, ``row`` its values (``model/contact_rows.py``), ``swept`` and
+    ``time_of_contact`` (``(sec, nanosec)``; ``(0, 0)``: none) its continuous-collision
+    fields."""
     c = contact_columns(np.asarray(row, dtype=float))
     p1, p2, pos, n, l1, l2 = (v.tolist() for v in (c.point_1, c.point_2, c.position, c.normal,
                                                    c.point_1_local, c.point_2_local))
@@ -105,13 +130,15 @@ def contact_msg(who, row) -> Contact:
         point_2=Point(x=p2[0], y=p2[1], z=p2[2]), position=Point(x=pos[0], y=pos[1], z=pos[2]),
         normal=Vector3(x=n[0], y=n[1], z=n[2]), jacobian=c.jacobian.tolist(),
         distance_rate=float(c.distance_rate), point_1_local=Point(x=l1[0], y=l1[1], z=l1[2]),
-        point_2_local=Point(x=l2[0], y=l2[1], z=l2[2]))
+        point_2_local=Point(x=l2[0], y=l2[1], z=l2[2]), swept=bool(swept),
+        time_of_contact=Time(sec=time_of_contact[0], nanosec=time_of_contact[1]))
 
 
 # ----------------------------------------------------------------------------- raw CDR contacts
 
 
 _SHAPES = struct.Struct("<ii")
+_STEP = struct.Struct("<?3xiI")  # swept, padding, time_of_contact (sec, nanosec)
 
 
 class ContactArraySerializer:
@@ -122,7 +149,8 @@ class ContactArraySerializer:
     from the body start): header (stamp, frame_id), status, min_distance, pairs_checked, the
     contact count, then per contact body_1, body_2 (4-aligned strings), shape_1, shape_2,
     distance and the four 3-vectors (8-aligned), the Jacobian (uint32 count, float64s
-    8-aligned), distance_rate, point_1_local, point_2_local; then joint_names (uint32 count,
+    8-aligned), distance_rate, point_1_local, point_2_local, swept (one byte), time_of_contact
+    (4-aligned sec, nanosec); then joint_names (uint32 count,
     4-aligned strings), velocities_given (one byte) and status_message (a 4-aligned string).
     Padding bytes are zero.
 
@@ -175,9 +203,10 @@ class ContactArraySerializer:
             self._names_from, self._names_bytes = names, bytes(block)
         return self._names_bytes
 
-    def serialize(self, out, stamp: Time) -> bytes:
+    def serialize(self, out, stamp: Time, contact_stamps=None) -> bytes:
         """``out``: a ``monitor.MonitorOutput`` (status, min_distance, pairs_checked,
-        contact_info and contact_rows (finite), joint_names, velocities_given)."""
+        contact_info and contact_rows (finite), contact_swept, contact_times, joint_names,
+        velocities_given); ``contact_stamps`` as :meth:`ContactArrayWriter.fill`."""
         info = out.contact_info
         body = bytearray(self._head.pack(stamp.sec, stamp.nanosec, self._frame, int(out.status),
                                          message_distance(float(out.min_distance)),
@@ -190,11 +219,12 @@ class ContactArraySerializer:
             count = U32.pack(rows.shape[1] - GEOMETRY_VALUES - CONTROLLER_VALUES) + bytes(4)
             blob = np.ascontiguousarray(rows, dtype=np.float64).tobytes()
             start = 0
-            for who in info:
+            for who, swept, t in zip(info, *contact_steps(out, contact_stamps)):
                 body += self._prefix(who, len(body))
                 body += blob[start:start + geometry]
                 body += count
                 body += blob[start + geometry:start + width]
+                body += _STEP.pack(swept, *t)
                 start += width
         body += bytes(-len(body) % 4)
         body += self._names_block(out)
@@ -214,7 +244,8 @@ class ContactArraySerializer:
         """True when bytes from this serializer deserialize (with the middleware's own
         ``rclpy.serialization``) to exactly what ``writer`` builds, for outputs with no, one
         and three contacts of names of every length modulo 4, Jacobians of 0, 3 and 6 columns,
-        joint names and a non-finite ``min_distance``; the node publishes messages otherwise."""
+        swept and not, with and without a time of contact, joint names and a non-finite
+        ``min_distance``; the node publishes messages otherwise."""
         try:
             from types import SimpleNamespace
 
@@ -232,6 +263,8 @@ class ContactArraySerializer:
                     contact_info=[("/b" * (i + 1), "x" * (i + 2), i - 1, 2**31 - 1 - i)
                                   for i in range(n)],
                     contact_rows=rows, joint_names=["/j" * i for i in range(J)],
+                    contact_swept=np.arange(n) % 2 == 1,
+                    contact_times=np.array([0.0, 1765432109.123456789, 3.5e-9][:n]),
                     velocities_given=k == 1, reason=["", "stale: a (1.5 s)", "xyz"][k])
                 stamp = Time(sec=1234567 + k, nanosec=890 + k)
                 raw = self.serialize(out, stamp)

@@ -19,7 +19,7 @@ from ambf_collision.geometry.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE
 from ambf_collision.geometry.transforms import rotation_quaternion
 from ambf_collision.geometry.world_shapes import world_of
 
-__all__ = ["GREEN", "RED", "ORANGE", "YELLOW", "GREY", "PROBE_FREE", "axis_quaternion",
+__all__ = ["GREEN", "RED", "ORANGE", "YELLOW", "GREY", "PROBE_FREE", "SWEPT", "axis_quaternion",
            "distance_rgb", "force_rgb", "shape_markers", "shape_colours", "contact_markers",
            "probe_markers",
            "cone_triangles"]
@@ -30,6 +30,7 @@ ORANGE = (1.0, 0.5, 0.0)
 YELLOW = (1.0, 1.0, 0.0)
 GREY = (0.6, 0.6, 0.6)
 PROBE_FREE = (0.3, 0.6, 1.0)
+SWEPT = (0.7, 0.2, 1.0)   # violet: a swept contact (touched between two joint states)
 MIN_SCALE = 1e-4
 """m: the smallest marker scale written (RViz does not draw a marker with a zero scale, so a
 degenerate shape stays visible but tiny)."""

@@ -13,7 +13,9 @@
   smallest distance of all its parts; the other parts' markers are DELETE actions (drawn by
   the first); namespace ``shapes/<body>``, fixed ids;
 * every reported contact, namespace ``<body_1>=<body_2>``: an ARROW from witness point 1 along the
-  normal (body 1 -> body 2) and a SPHERE_LIST of both witness points;
+  normal (body 1 -> body 2) and a SPHERE_LIST of both witness points, coloured by distance, or
+  violet for a swept contact (continuous mode: the pair touched between two joint states and is
+  apart now; drawn where it touched);
 * the probes: one SPHERE_LIST (namespace ``probes``), blue when free, yellow to red by force
   magnitude in contact.
 
@@ -40,8 +42,8 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from ambf_collision.geometry.shapes import BOX, CAPSULE, CONE, CONVEX, CYLINDER, MESH, PLANE, SPHERE
 from ambf_collision.model.contact_rows import contact_columns, contact_row_width
-from ambf_collision.ros.marker_geometry import (cone_triangles, contact_markers, probe_markers,
-                                                shape_colours, shape_markers)
+from ambf_collision.ros.marker_geometry import (SWEPT, cone_triangles, contact_markers,
+                                                probe_markers, shape_colours, shape_markers)
 from ambf_collision.ros.message_template import MessageTemplate
 
 __all__ = ["MarkerBuilder", "build_markers"]
@@ -237,11 +239,12 @@ class MarkerBuilder:
                    meshes=meshes, mesh_group=_mesh_groups(meshes, shape_labels), **kw)
 
     def build(self, world, pair_distances=None, contact_info=(), contact_rows=None,
-              probe_result=None, stamp=None, world_frame=None) -> bytes:
+              probe_result=None, stamp=None, world_frame=None, contact_swept=None) -> bytes:
         """The serialized MarkerArray of this cycle (``publisher.publish(bytes)``; rclpy's
         ``deserialize_message(raw, MarkerArray)`` reads it): DELETEALL, shapes, contacts,
         probes (see module doc). ``contact_info`` ``[(body_1, body_2, shape_1, shape_2)]`` and
-        ``contact_rows (n, 20 + J)``: the contacts (``model/contact_rows.py``)."""
+        ``contact_rows (n, 20 + J)``: the contacts (``model/contact_rows.py``);
+        ``contact_swept (n,)`` bool: which are swept (None: none)."""
         frame = world_frame or self.world_frame
         t = _time_msg(stamp)
         # by namespace (closest first within one): the same contacts in another distance order
@@ -258,6 +261,9 @@ class MarkerBuilder:
             entry = self._templates[key] = self._template(*key)
         template, numbers = entry
         self._cycle_numbers(numbers, world, pair_distances, rows, probe_result)
+        if contact_swept is not None and named:
+            swept = np.asarray(contact_swept, bool)[[k for _, k in named]]
+            numbers.contact_rgb[swept] = SWEPT
         return template.fill(numbers.v64, numbers.v32, t.sec, t.nanosec)
 
     def _cycle_numbers(self, out: _Numbers, world, pair_distances, rows, pr) -> None:
@@ -400,7 +406,7 @@ def _shape_labels(model) -> list:
 
 
 def build_markers(model, result, probe_result, world_frame, stamp, *, data=None, world=None,
-                  near=0.05, lifetime=0.25, cache=None, **kw) -> bytes:
+                  near=0.05, lifetime=0.25, cache=None, contacts=None, **kw) -> bytes:
     """The serialized MarkerArray of a model's evaluation ``result`` (and ``probe_result``, may
     be None); ``deserialize_message(raw, MarkerArray)`` reads it, a publisher sends it raw.
 
@@ -411,6 +417,8 @@ def build_markers(model, result, probe_result, world_frame, stamp, *, data=None,
     rclpy Time or seconds. ``near`` (m): distance below which shapes turn orange/yellow (the
     node's ``report_distance``). ``cache``: the caller's dict (a node keeps one); the static
     layout is then compiled once per model and reused (without: built on every call).
+    ``contacts``: ``(contact_info, contact_rows, contact_swept)`` drawn instead of the result's
+    (a monitor output's, with its swept contacts).
     """
     w, pairs, distances = _model_scene(model, result, data, world)
     cache = {} if cache is None else cache
@@ -421,5 +429,6 @@ def build_markers(model, result, probe_result, world_frame, stamp, *, data=None,
             lifetime=lifetime, **kw)
     builder = cache["builder"]
     builder.near = float(near)
-    return builder.build(w, distances, getattr(result, "contact_info", ()),
-                         getattr(result, "contact_rows", None), probe_result, stamp, world_frame)
+    info, rows, swept = contacts if contacts is not None else (
+        getattr(result, "contact_info", ()), getattr(result, "contact_rows", None), None)
+    return builder.build(w, distances, info, rows, probe_result, stamp, world_frame, swept)

@@ -313,7 +313,8 @@ class CollisionMonitorNode(Node):
             self.get_logger().warning(w)
         return build_markers(self.model, out.result, out.probes, self.world_frame,
                              self.results.stamp(out), near=self.monitor.config.report_distance,
-                             cache=cache)
+                             cache=cache,
+                             contacts=(out.contact_info, out.contact_rows, out.contact_swept))
 
     def destroy_node(self):
         """Stops the diagnostics thread first (it publishes through this node; absent when the

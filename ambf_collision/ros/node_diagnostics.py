@@ -75,6 +75,7 @@ class DiagnosticsPublisher:
             "min_distance_m": number(out.min_distance, ".6f") if out is not None else "inf",
             "pairs_checked": str(out.pairs_checked if out is not None else 0),
             **{k: str(v) for k, v in m.counts().items()},
+            "continuous": m.steps.summary() if m.config.continuous else "off",
             "probes": str(node.scene.probe_count()),
             "markers_published": str(node.markers.published),
             "tf_backend": node.tf.backend,

@@ -30,6 +30,7 @@ class ResultPublisher:
         self.probes_pub = node.create_publisher(ProbeArray, "~/probes", 10)
         self.prepared = None  # the PreparedScene whose writers and serializers are used
         self._stamp_pair = (None, None, 0, 0)  # (float stamp, Time or None, sec, nanosec)
+        self._nanoseconds: dict = {}  # float stamp -> its integer ns, of the latest accepted states
 
     def new_scene(self, prepared) -> None:
         """Publish with the writers and serializers of ``prepared`` from now on."""
@@ -40,6 +41,24 @@ class ResultPublisher:
         unstamped state), its message stamp ``msg`` (None: built from ``sec``, ``nanosec`` when
         first needed)."""
         self._stamp_pair = (stamp, msg, sec, nanosec)
+        if stamp is not None:   # (a step spans two accepted states: a few are enough)
+            if len(self._nanoseconds) >= 8:
+                del self._nanoseconds[next(iter(self._nanoseconds))]
+            self._nanoseconds[stamp] = sec * 1_000_000_000 + nanosec
+
+    def contact_stamps(self, out):
+        """The times of contact of ``out`` as ``(sec, nanosec)``, exact: ``t0 + s (t1 - t0)``
+        in the integer nanoseconds of the step's two joint-state stamps (``out.step_start``,
+        ``out.stamp``; ``s``: ``out.contact_fractions``, NaN -> ``(0, 0)``). None (the
+        writers then convert ``out.contact_times``) when either stamp was not a received one."""
+        fractions = getattr(out, "contact_fractions", None)
+        if fractions is None or not len(out.contact_info):
+            return None
+        start, end = self._nanoseconds.get(out.step_start), self._nanoseconds.get(out.stamp)
+        if start is None or end is None:
+            return None
+        return [(0, 0) if f != f else divmod(start + round(f * (end - start)), 1_000_000_000)
+                for f in fractions.tolist()]
 
     def stamp(self, out) -> Time:
         """``builtin_interfaces/Time`` of ``out.stamp``: the accepted joint state's own stamp
@@ -64,9 +83,10 @@ class ResultPublisher:
         if not self.contacts_pub.get_subscription_count():
             return
         serializer = self.prepared.contact_serializer
-        self.contacts_pub.publish(serializer.serialize(out, self._serializer_stamp(out))
+        stamps = self.contact_stamps(out) if len(out.contact_info) else None
+        self.contacts_pub.publish(serializer.serialize(out, self._serializer_stamp(out), stamps)
                                   if serializer is not None
-                                  else self.prepared.contact_writer.fill(out, self.stamp(out)))
+                                  else self.prepared.contact_writer.fill(out, self.stamp(out), stamps))
 
     def probes_wanted(self) -> bool:
         """True when the scene has probes and someone subscribes to ``~/probes``: the step

@@ -92,6 +92,13 @@ PARAMETERS = {
     "accept_unstamped": P(False, BOOL, "joint states stamped 0 (not stamped) are stamped with "
                           "their arrival time; false: rejected (BAD_JOINT_STATE), since nothing "
                           "tells whether they are current", read_only=False),
+    "continuous": P(False, BOOL, "each evaluation covers the step from the previous joint state "
+                    "(straight in joint space): a contact that happened between the two states "
+                    "is published with swept true and its time_of_contact; false: each state "
+                    "alone", read_only=False),
+    "continuous_max_step": P(0.5, NUMBER, "a step in which a joint moves more than this (rad or "
+                             "m) is a jump (a reset), not a motion: evaluated at the state alone, "
+                             "the reason in /diagnostics", 1e-6, 100.0, read_only=False),
     "publish_markers": P(True, BOOL, "publish ~/markers (only while subscribed)", read_only=False),
     "marker_rate": P(20.0, NUMBER, "marker arrays per second at most (Hz)", 0.1, 100.0,
                      read_only=False),
@@ -100,7 +107,8 @@ PARAMETERS = {
 }
 
 MONITOR_KEYS = ("report_distance", "max_rate", "heartbeat_rate", "joint_state_timeout",
-                "joint_forget_timeout", "future_tolerance", "max_stamp_age", "accept_unstamped")
+                "joint_forget_timeout", "future_tolerance", "max_stamp_age", "accept_unstamped",
+                "continuous", "continuous_max_step")
 """The parameters that are fields of :class:`ambf_collision.monitor.config.MonitorConfig`."""
 
 

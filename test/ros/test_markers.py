@@ -20,7 +20,7 @@ from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 from conftest import REPO
 from ambf_collision.geometry.world_shapes import WorldShapes  # noqa: E402
 from ambf_collision.model.contact_rows import contact_row, contact_row_width  # noqa: E402
-from ambf_collision.ros.marker_geometry import (GREEN, GREY, PROBE_FREE, RED, distance_rgb,  # noqa: E402
+from ambf_collision.ros.marker_geometry import (GREEN, GREY, PROBE_FREE, RED, SWEPT, distance_rgb,  # noqa: E402
                                                 force_rgb)
 from ambf_collision.ros.markers import MarkerBuilder, build_markers  # noqa: E402
 from ambf_collision.geometry.shapes import Box, Capsule, Cone, ConvexHull, Cylinder, Plane, Sphere  # noqa: E402
@@ -252,6 +252,27 @@ def test_contact_arrows_and_namespaces():
     np.testing.assert_allclose([[p.x, p.y, p.z] for p in xy[1].points], [[0, 0, 1], [0, 0, 0.998]])
     assert len(ns["/a/x=/a/z"]) == 2
     _assert_no_nan(arr)   # the NaN witness point is not passed on
+
+
+def test_a_swept_contact_is_violet_the_others_by_distance():
+    """Two contacts at about 0 m, the second swept (continuous mode): its arrow and witnesses
+    are violet (``SWEPT``), the first keeps the contact red; the flags follow their contacts
+    through the drawing order (namespaces sorted: the swept one is given first)."""
+    world, labels = _scene()
+    b = MarkerBuilder.from_world_shapes(world, labels, arrow_length=0.05)
+    z = np.zeros(3)
+    contacts = [SimpleNamespace(body_1="/a/y", body_2="/a/z", distance=1e-9, point_1=z,
+                                point_2=z, normal=np.array([0, 0, 1.0])),
+                SimpleNamespace(body_1="/a/x", body_2="/a/y", distance=0.0, point_1=z,
+                                point_2=z, normal=np.array([0, 0, 1.0]))]
+    info = [(c.body_1, c.body_2, -1, -1) for c in contacts]
+    rows = np.array([contact_row(c.distance, c.point_1, c.point_2, z, c.normal) for c in contacts])
+    ns = _by_ns(_decode(b.build(world, contact_info=info, contact_rows=rows,
+                                contact_swept=np.array([True, False]))))
+    for mk in ns["/a/y=/a/z"]:
+        np.testing.assert_allclose([mk.color.r, mk.color.g, mk.color.b], SWEPT, atol=1e-6)
+    for mk in ns["/a/x=/a/y"]:
+        np.testing.assert_allclose([mk.color.r, mk.color.g, mk.color.b], RED, atol=1e-6)
 
 
 def test_probe_sphere_list_coloured_by_force():

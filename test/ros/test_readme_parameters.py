@@ -67,7 +67,7 @@ def test_readme_rows_read_back_as_the_declarations():
 def test_every_number_has_the_unit_its_description_names():
     numbers = {n for n, s in PARAMETERS.items() if s.kind == NUMBER}
     assert set(TABLE.UNITS) == numbers
-    words = {"m": ("(m)",), "Hz": ("Hz",), "s": ("(s)", "seconds")}
+    words = {"m": ("(m)",), "Hz": ("Hz",), "s": ("(s)", "seconds"), "rad/m": ("(rad or m)",)}
     for name in numbers:
         text = PARAMETERS[name].text
         assert any(w in text for w in words[TABLE.UNITS[name]]), (name, text)

@@ -15,7 +15,7 @@ from ambf_collision.model.contact_rows import contact_row  # noqa: E402
 from ambf_collision.msg import ContactArray  # noqa: E402
 from ambf_collision.ros.convert import (  # noqa: E402
     ContactArraySerializer, ContactArrayWriter, ProbeArraySerializer, ProbeArrayWriter, Stamp,
-    contact_msg, stamp_msg)
+    contact_msg, stamp_msg, stamp_parts)
 
 
 @pytest.mark.parametrize("sec,expect", [(1234.5, (1234, 500_000_000)), (0.0, (0, 0)),
@@ -40,7 +40,9 @@ def _output(rng, n, J, cycle, names=None):
                            joint_names=[f"/ambf/env/j{k}" * (k % 3 + 1) for k in range(J)],
                            velocities_given=bool(cycle % 2),
                            reason=["", "joint state is 1.250 s old (timeout 0.5 s): /a/wrist "
-                                   "(1.250 s)", "ä", "xyz"][cycle % 4])
+                                   "(1.250 s)", "ä", "xyz"][cycle % 4],
+                           contact_swept=rng.random(n) < 0.5,
+                           contact_times=np.where(rng.random(n) < 0.3, 0.0, 1.7e9 + rng.random(n)))
 
 
 def _read_back(c) -> tuple:
@@ -62,6 +64,17 @@ def test_contact_fields_copied_exactly():
     assert (m.point_2.z, m.position.z) == (0.75, 0.875)
     assert (m.normal.x, m.normal.y, m.normal.z) == (0.0, 0.0, -1.0)
     assert list(m.jacobian) == [] and m.distance_rate == 0.0
+
+
+def test_contact_msg_carries_the_continuous_fields():
+    """A swept contact at 10.00395 s: ``swept`` and ``time_of_contact`` (10 s 3,950,000 ns, to
+    the nanosecond); by default neither (a near contact: time 0). The node's exact stamps
+    (``ResultPublisher.contact_stamps``) over DDS: test_continuous_node.py."""
+    row = contact_row(0.0, (0, 0, 0), (0, 0, 0), (0, 0, 0), (0, 0, 1))
+    m = contact_msg(("/w/a", "/w/b", -1, -1), row, True, stamp_parts(10.00395))
+    assert m.swept and (m.time_of_contact.sec, m.time_of_contact.nanosec) == (10, 3_950_000)
+    m = contact_msg(("/w/a", "/w/b", -1, -1), row)
+    assert not m.swept and (m.time_of_contact.sec, m.time_of_contact.nanosec) == (0, 0)
 
 
 def test_contact_msg_carries_controller_fields():
@@ -134,6 +147,9 @@ def test_contact_serializer_equals_rclpy_serialization(frame, J):
         assert list(back.joint_names) == out.joint_names
         assert back.velocities_given is bool(cycle % 2)
         assert back.status_message == out.reason
+        assert [c.swept for c in back.contacts] == out.contact_swept.tolist()
+        assert [c.time_of_contact.sec + 1e-9 * c.time_of_contact.nanosec
+                for c in back.contacts] == pytest.approx(out.contact_times.tolist(), abs=1e-6)
     assert s.matches(w)
 
 
