@@ -150,9 +150,10 @@ def shut_down(pub, rx, proc, label: str) -> None:
 
 
 def measure(target: str, domain: int, rates: list[float], seconds: float, case: str = "bare",
-            pose: str = "moving") -> list[dict]:
+            pose: str = "moving", node_parameters=()) -> list[dict]:
     """Start ``target`` (``node`` or ``echo``) and a publisher; one row per rate, with the
-    window's latencies (``lat``, ms) for :func:`pooled`."""
+    window's latencies (``lat``, ms) for :func:`pooled`. ``node_parameters``: more
+    ``NAME:=VALUE`` for the node (``--continuous``)."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1")
     wrap = [sys.executable, WRAPPER, target] if WRAPPER else None  # experiments only
     if target == "node" and case == "realistic":
@@ -163,6 +164,8 @@ def measure(target: str, domain: int, rates: list[float], seconds: float, case: 
                "-p", "max_rate:=100000.0", "-p", "report_distance:=0.05"]
     else:
         cmd = wrap or [sys.executable, PEERS, "echo"]
+    if target == "node":
+        cmd += [arg for value in node_parameters for arg in ("-p", value)]
     proc = subprocess.Popen(cmd, cwd=str(REPO), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
     pub = rx = None
@@ -277,6 +280,9 @@ def main(argv=None) -> int:
                     help="seconds per rate and target, over all rounds")
     ap.add_argument("--rounds", type=int, default=None,
                     help="interleaved rounds of every target (default 3; 1 with --quick)")
+    ap.add_argument("--continuous", action="store_true",
+                    help="the node with continuous:=true (each evaluation covers the step from "
+                    "the previous joint state)")
     ap.add_argument("--domain", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     rates = [float(r) for r in args.rates.split(",")]
@@ -293,11 +299,13 @@ def main(argv=None) -> int:
     rows = []
     for _ in range(rounds):  # interleaved: each target in every stretch of the run
         for target, pose in runs:
-            rows += measure(target, domain, rates, seconds / rounds, args.case, pose)
+            rows += measure(target, domain, rates, seconds / rounds, args.case, pose,
+                            ("continuous:=true",) if args.continuous else ())
     rows = pooled(rows)
 
     what = ("config/demo.yaml as it is (demo arm + its probes, markers on with a subscriber)"
             if realistic else "demo arm (21 pairs) + 256 probes, markers off, max_rate 100000")
+    what += ", continuous:=true" if args.continuous else ""
     print(f"bench_latency {args.case}: {what}; {seconds:g} s per rate and target in {rounds} "
           f"interleaved round(s), domain {domain}, "
           f"{os.cpu_count()} CPUs; JointState publisher, target and receiver in 3 processes")

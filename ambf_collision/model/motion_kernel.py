@@ -237,7 +237,7 @@ def evaluate_motion_model(model, data, bounds, motion, root_moves, near, report_
     if n_pending:
         advance_pairs(model, data, motion, n_pending, report_distance, environment_report_distance,
                       time_tolerance, distance_tolerance)
-    n_swept = 0
+    n_swept, apart = 0, False
     for p in range(P):
         d1, end_contact = R_distance[p], R_exact[p] and R_distance[p] <= 0.0
         if not contact[p] and end_contact:   # not certified, or nothing moved
@@ -251,5 +251,7 @@ def evaluate_motion_model(model, data, bounds, motion, root_moves, near, report_
                 i -= 1
             order[i] = p
             n_swept += 1
-    write_swept_rows(model, data, motion, n_swept)
+            apart = apart or d1 > 0.0
+    if apart:   # a contact only the motion saw: its row at its time
+        write_swept_rows(model, data, motion, n_swept)
     return n_contacts, closest, lowest, n_swept

@@ -30,14 +30,23 @@ import math
 
 import numpy as np
 
-__all__ = ["StepTracker", "step_contacts", "touch_fractions"]
+__all__ = ["StepTracker", "contact_times", "step_contacts", "touch_fractions"]
 
 
 def touch_fractions(rows: np.ndarray) -> np.ndarray:
     """The step fractions of contacts evaluated at one state only (``rows (n, 20 + J)``,
     distance in column 0; the step starts and ends at the state): 0 for a pair touching
-    (distance <= 0), NaN (no time) for a near one."""
-    return np.where(rows[:, 0] <= 0.0, 0.0, np.nan)
+    (distance <= 0), +inf (no time) for a near one."""
+    return np.where(rows[:, 0] <= 0.0, 0.0, math.inf)
+
+
+def contact_times(fractions: np.ndarray, start: float, stamp: float) -> np.ndarray:
+    """``(n,)`` s: ``start + s (stamp - start)`` for each fraction ``s`` in [0, 1], 0 (no time)
+    for +inf."""
+    times = np.zeros(fractions.shape)
+    touched = fractions <= 1.0
+    times[touched] = start + fractions[touched] * (stamp - start)
+    return times
 
 
 class StepTracker:
@@ -101,10 +110,11 @@ class StepTracker:
 def step_contacts(model, motion, info: list, rows: np.ndarray) -> tuple:
     """``(info, rows, fractions, swept)`` of a motion step (module docstring): ``motion`` the
     ``MotionResult``, ``info``/``rows`` the contacts at the state (``motion.discrete``'s).
-    ``fractions (n,)``: each pair's ``s`` of first contact in the step (NaN: it did not touch),
-    ``swept (n,)`` bool."""
+    ``fractions (n,)``: each pair's ``s`` of first contact in the step (+inf: it did not
+    touch), ``swept (n,)`` bool."""
     pairs = motion.discrete.contact_index
-    fractions = np.where(motion.contact[pairs], motion.time[pairs], np.nan)
+    time = motion.time
+    fractions = time[pairs]
     swept_pairs = motion.contact_index[motion.swept]
     if not swept_pairs.size:
         return info, rows, fractions, np.zeros(len(info), dtype=bool)
@@ -112,7 +122,7 @@ def step_contacts(model, motion, info: list, rows: np.ndarray) -> tuple:
     who = model.pair_contact_info
     info = [c for c, k in zip(info, keep.tolist()) if k] + [who[p] for p in swept_pairs.tolist()]
     rows = np.concatenate((rows[keep], motion.swept_rows))
-    fractions = np.concatenate((fractions[keep], motion.time[swept_pairs]))
+    fractions = np.concatenate((fractions[keep], time[swept_pairs]))
     swept = np.concatenate((np.zeros(int(keep.sum()), dtype=bool), np.ones(swept_pairs.size, dtype=bool)))
     order = np.argsort(rows[:, 0], kind="stable")
     return [info[i] for i in order.tolist()], rows[order], fractions[order], swept[order]

@@ -49,7 +49,8 @@ from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABL
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE,
                                            MonitorConfig)
 from ambf_collision.model.contact_rows import contact_row_width, model_contacts
-from ambf_collision.monitor.continuous import StepTracker, step_contacts, touch_fractions
+from ambf_collision.monitor.continuous import (StepTracker, contact_times, step_contacts,
+                                               touch_fractions)
 from ambf_collision.monitor.joint_states import (JointStateMerger, add_joint_aliases,
                                                  joint_name_table, joint_roles)
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
@@ -86,7 +87,7 @@ class MonitorOutput:
     contact_info: list = field(default_factory=list)
     contact_rows: np.ndarray = field(default_factory=lambda: np.zeros((0, contact_row_width(0))))
     # per contact: when its pair first touched, as the fraction s of the step from `step_start`
-    # to `stamp` (NaN: it did not, a near contact) and as a time (s; 0: none), and whether it
+    # to `stamp` (+inf: it did not, a near contact) and as a time (s; 0: none), and whether it
     # is swept (apart at the state, touched during the step: continuous mode, monitor/continuous.py)
     contact_fractions: np.ndarray = field(default_factory=lambda: np.zeros(0))
     contact_times: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -459,8 +460,7 @@ class CollisionMonitor:
                 fractions, swept = touch_fractions(rows), np.zeros(len(info), dtype=bool)
             (out.contact_info, out.contact_rows, out.dropped_contacts, out.contact_fractions,
              out.contact_swept) = finite_contacts(info, rows, fractions, swept)
-            out.contact_times = np.nan_to_num(out.step_start + out.contact_fractions
-                                              * (stamp - out.step_start), nan=0.0)
+            out.contact_times = contact_times(out.contact_fractions, out.step_start, stamp)
         if out.dropped_contacts:
             self._warn("nan:contacts",
                        f"dropped {out.dropped_contacts} contact(s) with non-finite values", now)

@@ -49,7 +49,7 @@ class ResultPublisher:
     def contact_stamps(self, out):
         """The times of contact of ``out`` as ``(sec, nanosec)``, exact: ``t0 + s (t1 - t0)``
         in the integer nanoseconds of the step's two joint-state stamps (``out.step_start``,
-        ``out.stamp``; ``s``: ``out.contact_fractions``, NaN -> ``(0, 0)``). None (the
+        ``out.stamp``; ``s``: ``out.contact_fractions``, +inf -> ``(0, 0)``). None (the
         writers then convert ``out.contact_times``) when either stamp was not a received one."""
         fractions = getattr(out, "contact_fractions", None)
         if fractions is None or not len(out.contact_info):
@@ -57,7 +57,7 @@ class ResultPublisher:
         start, end = self._nanoseconds.get(out.step_start), self._nanoseconds.get(out.stamp)
         if start is None or end is None:
             return None
-        return [(0, 0) if f != f else divmod(start + round(f * (end - start)), 1_000_000_000)
+        return [divmod(start + round(f * (end - start)), 1_000_000_000) if f <= 1.0 else (0, 0)
                 for f in fractions.tolist()]
 
     def stamp(self, out) -> Time:
