@@ -73,7 +73,8 @@ class MonitorConfig:
     ``report_distance``: pairs closer than this (m) are reported as contacts.
     ``warning_period``: the same warning is logged at most once per this many seconds.
     ``continuous``: each evaluation covers the step from the previous evaluated joint state
-    (:mod:`.continuous`): contacts between the two samples are reported, swept, with their time.
+    (:mod:`.continuous`): contacts between the two samples are reported, swept, with their time
+    (false here, for models without ``evaluate_motion``; the node's parameter defaults to true).
     ``continuous_max_step``: a step in which a joint moves more than this (rad or m) is a jump,
     not a motion: evaluated at the state only.
 

@@ -92,7 +92,7 @@ PARAMETERS = {
     "accept_unstamped": P(False, BOOL, "joint states stamped 0 (not stamped) are stamped with "
                           "their arrival time; false: rejected (BAD_JOINT_STATE), since nothing "
                           "tells whether they are current", read_only=False),
-    "continuous": P(False, BOOL, "each evaluation covers the step from the previous joint state "
+    "continuous": P(True, BOOL, "each evaluation covers the step from the previous joint state "
                     "(straight in joint space): a contact that happened between the two states "
                     "is published with swept true and its time_of_contact; false: each state "
                     "alone", read_only=False),

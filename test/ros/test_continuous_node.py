@@ -70,7 +70,7 @@ def test_a_contact_between_two_states_is_published_swept_with_its_time(peer, cap
     continuous_max_step) is evaluated at the state alone and ``/diagnostics`` says why (the
     markers' colour: test_markers.py)."""
     node = NodeInProcess(peer, {"adf_files": [str(HAND)], "joint_state_timeout": 0.0,
-                                "heartbeat_rate": 20.0}, capfd=capfd)
+                                "heartbeat_rate": 20.0, "continuous": False}, capfd=capfd)
     try:
         contacts = Received(peer, ContactArray, NS + "/contacts")
         diagnostics = Received(peer, DiagnosticArray, "/diagnostics")
@@ -80,7 +80,7 @@ def test_a_contact_between_two_states_is_published_swept_with_its_time(peer, cap
         near = _plate(_answer(peer, pub, contacts, _state(-0.05, t + 10_000_000)))
         assert len(near) == 1 and near[0].distance == pytest.approx(0.0395, abs=1e-12)
         assert not near[0].swept and _ns(near[0].time_of_contact) == 0
-        r = _set(peer, "continuous", True)
+        r = _set(peer, "continuous", True)   # (off at the start: the default is on)
         assert r.successful, r.reason
         _answer(peer, pub, contacts, _state(0.05, t + 20_000_000))
         swept = _plate(_answer(peer, pub, contacts, _state(-0.05, t + 30_000_000)))
