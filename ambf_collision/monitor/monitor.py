@@ -11,25 +11,7 @@ neither received nor coupled keep their last value (initially 0: the ADF pose); 
 ``MonitorOutput.unreceived`` and in the status reason. ``required_joints`` lets a user demand
 joints: nothing is evaluated until all of them came.
 
-Status rules (first match wins):
-
-1. ``STATUS_DISABLED`` while disabled, or idle (no model: ``idle_reason``); nothing is evaluated;
-2. ``STATUS_BAD_JOINT_STATE`` when the latest joint-state message was rejected and no good one came
-   since (the last good state is still evaluated, if there is one);
-3. ``STATUS_NO_JOINT_STATE`` before the first good joint state (when one is needed, see above),
-   or while a required joint was never received (nothing is evaluated);
-4. ``STATUS_TF_UNAVAILABLE`` when the caller reports missing root transforms (nothing is evaluated);
-5. ``STATUS_STALE_JOINT_STATE`` when a received joint's stamp is more than
-   ``joint_state_timeout`` seconds before ``now`` (0 turns the check off); the reason names
-   those joints with their ages; still evaluated. Only joints that carry state count (fixed,
-   coupled and loop-closing joints named in a message are ignored, :mod:`.joint_states`). A
-   joint that stopped arriving keeps the status STALE until it comes again, or until it is
-   ``joint_forget_timeout`` seconds old when that is > 0: then it is forgotten (named in the
-   OK reason, kept at its last value) until it comes again;
-6. ``STATUS_OK``.
-
-When nothing is evaluated the output has no contacts, ``min_distance = +inf`` and
-``pairs_checked = 0``.
+The status rules are in :mod:`.status`.
 """
 
 from __future__ import annotations
@@ -40,12 +22,10 @@ from bisect import bisect_left
 from collections import deque
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
 
 import numpy as np
 
-from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABLED,
-                                           STATUS_NAMES, STATUS_NO_JOINT_STATE, STATUS_OK,
+from ambf_collision.monitor.config import (STATUS_NAMES, STATUS_NO_JOINT_STATE, STATUS_OK,
                                            STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE,
                                            MonitorConfig)
 from ambf_collision.model.contact_rows import contact_row_width, model_contacts
@@ -56,19 +36,11 @@ from ambf_collision.monitor.joint_states import (JointStateMerger, add_joint_ali
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
                                              sanitize_probes)
 from ambf_collision.monitor.scheduling import RateLimiter, WarningThrottle
+from ambf_collision.monitor.status import Status, decide_status
 
 # STATUS_NAMES is imported from here by the demo and its tests
 
-__all__ = ["CollisionMonitor", "MonitorOutput", "Status", "joint_roles"]
-
-
-class Status(NamedTuple):
-    """What :meth:`CollisionMonitor.status` decided at one time."""
-
-    status: int  # STATUS_* (monitor/config.py)
-    reason: str  # "" when OK with nothing to say
-    evaluate: bool  # the model is evaluated in this state
-    stale_joints: tuple | list = ()  # STATUS_STALE_JOINT_STATE: [(name, age s)], oldest first
+__all__ = ["CollisionMonitor", "MonitorOutput", "Status", "joint_roles"]  # Status: .status
 
 
 @dataclass
@@ -347,43 +319,18 @@ class CollisionMonitor:
         return self.merger.never_received(self.needs_value)
 
     def status(self, now: float, tf_ok: bool = True, unreceived: list | None = None) -> Status:
-        """The :class:`Status` at ``now`` following the module's rules (``unreceived``:
-        :meth:`unreceived`, when the caller has it)."""
+        """The :class:`~.status.Status` at ``now`` following the rules of :mod:`.status`
+        (``unreceived``: :meth:`unreceived`, when the caller has it)."""
         m = self.merger
-        cfg = self.config
-        if not self.enabled:
-            return Status(STATUS_DISABLED, "disabled", False)
-        if self.idle_reason:
-            return Status(STATUS_DISABLED, self.idle_reason, False)
-        needs_first = m.good_count == 0 and self._needs_any
-        missing = m.never_received(self.required) if self._required_any else []
-        has_state = not needs_first and not missing
-        if m.last_error:
-            return Status(STATUS_BAD_JOINT_STATE, m.last_error, has_state and tf_ok)
-        if needs_first:
-            return Status(STATUS_NO_JOINT_STATE, "no joint state received yet", False)
-        if missing:
-            return Status(STATUS_NO_JOINT_STATE,
-                          f"no joint state yet for required {_listed(missing)}", False)
-        if not tf_ok:
-            return Status(STATUS_TF_UNAVAILABLE, "root transforms unavailable", False)
-        timeout, forget = cfg.joint_state_timeout, cfg.joint_forget_timeout
-        if 0.0 < timeout < m.age(now) < math.inf:
-            stale = m.stale_joints(now, timeout, forget)
-            if stale:
-                return Status(STATUS_STALE_JOINT_STATE,
-                              f"joint state is {stale[0][1]:.3f} s old (timeout {timeout:g} s): "
-                              f"{_aged(stale)}", True, stale)
-        if unreceived is None:
-            unreceived = self.unreceived()
-        kept = []
-        if unreceived:
-            kept.append(f"never received, kept at their last value: {_listed(unreceived)}")
-        forgotten = self.forgotten_joints(now)
-        if forgotten:
-            kept.append(f"stopped arriving (forgotten after {forget:g} s), kept at their last "
-                        f"value: {_aged(forgotten)}")
-        return Status(STATUS_OK, "; ".join(kept), True)
+        return decide_status(
+            self.config, now, enabled=self.enabled, idle_reason=self.idle_reason,
+            last_error=m.last_error, needs_first=m.good_count == 0 and self._needs_any,
+            missing=m.never_received(self.required) if self._required_any else [],
+            tf_ok=tf_ok, age=m.age(now),
+            stale=lambda: m.stale_joints(now, self.config.joint_state_timeout,
+                                         self.config.joint_forget_timeout),
+            unreceived=self.unreceived() if unreceived is None else unreceived,
+            forgotten=lambda: self.forgotten_joints(now))
 
     # -- one cycle ---------------------------------------------------------------------------------
     def step(self, now: float, root_poses=None, tf_ok: bool = True,
@@ -491,12 +438,3 @@ class CollisionMonitor:
         out.probes = probe_result
         out.compute_time += time.perf_counter() - t0
         return warnings
-
-
-def _aged(named_ages: list, limit: int = 4) -> str:
-    """``[(name, age s), ...]`` as ``"name (1.234 s), ..."`` (at most ``limit``)."""
-    return _listed([f"{n} ({a:.3f} s)" for n, a in named_ages], limit)
-
-
-def _listed(names: list, limit: int = 4) -> str:
-    return ", ".join(names[:limit]) + (f" (+{len(names) - limit} more)" if len(names) > limit else "")

@@ -10,7 +10,8 @@ import numpy as np
 
 from ambf_collision.demo.live_view import LiveView, format_view, short_name
 from ambf_collision.model.contact_rows import contact_row, contact_row_width
-from ambf_collision.monitor.monitor import STATUS_BAD_JOINT_STATE, STATUS_OK, MonitorOutput
+from ambf_collision.monitor.config import STATUS_BAD_JOINT_STATE, STATUS_OK
+from ambf_collision.monitor.monitor import MonitorOutput
 
 
 def _contacts(*pairs):
