@@ -136,6 +136,16 @@ CORE_DEPTH_STEPS = 256
 along the segment has many near-equal maxima (a segment along a medial axis): the returned depth
 is then still attained on the segment, with a larger gap to the deepest."""
 
+# --------------------------------------------------------------------------- point obstacle sets
+
+POINT_PRUNE_SLACK = 64 * 2.220446049250313e-16
+"""1 (m per m of the largest coordinate magnitude of the point set's root box and the shape's
+bound). A node or point of a point obstacle set (geometry/point_query.py) is skipped only when
+its lower bound exceeds the best signed distance found by more than this times that magnitude:
+a bound and an exact distance round differently (a few ulp of the coordinates each), and with
+the slack every point that ties or wins is evaluated, so the result does not depend on the
+visiting order. Costs nothing measurable (~1e-14 m at metre coordinates)."""
+
 # --------------------------------------------------------------------------- pair list, near_only bounds
 
 BOUND_MARGIN = 1e-9
