@@ -24,11 +24,12 @@ every other kind, the distance of the box to the shape's bounding sphere (``|x -
 the signed distance of every ``x``, inside too: :func:`~ambf_collision.geometry.pairs.bound_data`
 for solids, hulls and meshes; a sphere, itself; a capsule, the ball about its segment's
 midpoint), then for a capsule the segment-box distance minus the radius (``_node_bound`` of the
-mesh code; exact), for a solid or a hull the exact value at the box's centre minus the box's
-half diagonal (signed distances are 1-Lipschitz; what prunes a dense cluster inside the bounding
-sphere: the clustered test went from 6,253 to tens of evaluations). A mesh has its bounding
-sphere only (an exact mesh value costs a hierarchy traversal). A point gets its bounding-sphere
-bound before its exact value. Nodes and
+mesh code; exact), for a solid, a hull or a mesh the exact value at the box's centre minus the
+box's half diagonal (signed distances are 1-Lipschitz, unsigned ones of open meshes too). That
+last bound prunes a dense cluster inside the bounding sphere: the clustered test went from
+6,253 to tens of evaluations per shape; 24,000 points in 8 clusters around a bumpy torus mesh
+(2,304 triangles) from 4,726 evaluations and 8.3 ms to 170 and 0.49 ms. A point gets its
+bounding-sphere bound before its exact value. Nodes and
 points are skipped only beyond the best distance found plus ``POINT_PRUNE_SLACK``, so the result
 is the brute-force minimum over every point. ``evaluations`` counts the exact evaluations (points and box centres).
 """
@@ -138,7 +139,7 @@ def nearest_ball(W, H, M, T, centre, outer, k, radius, cutoff):
     stack = np.empty(_STACK, np.int64)
     lows = np.empty(_STACK)
     stack[0], lows[0], top = 0, _node_lower(s, boxes, 0, c, R, best + slack), 1
-    lipschitz = s.kind != MESH and point_bound   # solids and hulls (module docstring)
+    lipschitz = point_bound   # solids, hulls and meshes (module docstring)
     child_low = np.empty(2)
     while top > 0:
         top -= 1
