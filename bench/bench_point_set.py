@@ -17,7 +17,7 @@ of the Morton keys in a shuffled order (what sorting alone costs outside numba).
 Query: the demo arm's 6 robot shapes (base cylinder, 4 capsules, fingertip sphere; floor and
 table are the environment) along the demo joint script (``--poses`` poses over one period),
 each pose's nearest ball per shape (radius 5 mm) in one compiled call; peer: a compiled
-brute-force scan of every point through the same exact kernel (``point_shape``); both agree
+brute-force scan of every point through the same exact kernel (``point_row``); both agree
 on every pose (checked; the run fails otherwise). Also the same query on the median-split tree.
 Evaluation: ``Model.evaluate(data, near_only=True)`` (what the node calls) alone and followed
 by the query of its 6 robot shapes (issue target: at most +50 us); the joints move by 1e-4 rad
@@ -44,8 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ambf_collision.demo.trajectory import PERIOD, demo_joint_array, JOINT_NAMES  # noqa: E402
 from ambf_collision.geometry.mesh_set import no_meshes  # noqa: E402
-from ambf_collision.geometry.point_query import (PointTree, _nearest_entry, point_shape,  # noqa: E402
-                                                 shape_bounds)
+from ambf_collision.geometry.point_query import PointTree, _nearest_entry, shape_bounds  # noqa: E402
+from ambf_collision.geometry.points import point_row  # noqa: E402
+from ambf_collision.geometry.shapes import CONVEX, MESH  # noqa: E402
 from ambf_collision.geometry.point_set import (LEAF_SIZE, PointSet, _morton_order,  # noqa: E402
                                                _select, _split_nodes, tree_boxes)
 from ambf_collision.geometry.world_shapes import hull_arrays, shape_row, world_of  # noqa: E402
@@ -135,17 +136,15 @@ def median_tree(P, leaf):
 # ------------------------------------------------------------------ peer: brute-force scan
 
 @njit(cache=True, error_model="numpy")
-def brute(table, H, M, P, shapes, radius, out):
-    """Every point through the exact kernel, per shape: the smallest signed distance minus the
-    radius (lowest row on ties) into ``out[q]``."""
+def brute(table, P, shapes, radius, out):
+    """Every point through the exact kernel ``point_row`` (the demo arm has no hull or mesh),
+    per shape: the smallest signed distance minus the radius into ``out[q]``."""
     W = world_of(table)
     for q in range(shapes.shape[0]):
-        k = shapes[q]
-        s = shape_row(W, k)
-        best, hint = math.inf, -1
+        s = shape_row(W, shapes[q])
+        best = math.inf
         for j in range(P.shape[0]):
-            d, y, n, hint = point_shape(W, H, M, s, k, (P[j, 0], P[j, 1], P[j, 2]), hint)
-            best = min(best, d)
+            best = min(best, point_row(s, (P[j, 0], P[j, 1], P[j, 2]))[0])
         out[q] = best - radius
 
 
@@ -194,6 +193,7 @@ def bench_query(name: str, P: np.ndarray, poses: int) -> None:
     robot = model.body_tree[model.body_index("base")]
     shapes = np.flatnonzero(model.body_tree[model.shape_body] == robot).astype(np.int64)
     world = data.world
+    assert not np.isin(world.kind[shapes], (CONVEX, MESH)).any()   # what `brute` computes
     H, M = hull_arrays(world.hulls), no_meshes()
     centre, outer = shape_bounds(world)
     ps = PointSet(P, RADIUS)
@@ -222,8 +222,8 @@ def bench_query(name: str, P: np.ndarray, poses: int) -> None:
         times["evaluate + query"].append(timed(evaluate_query, 20))
         model.set_joint_positions(data, JOINT_NAMES, q)
         model.evaluate(data, near_only=True)
-        brute(world.table, H, M, P, shapes, RADIUS, ref)
-        times["brute force"].append(timed(lambda: brute(world.table, H, M, P, shapes, RADIUS, ref), 2))
+        brute(world.table, P, shapes, RADIUS, ref)
+        times["brute force"].append(timed(lambda: brute(world.table, P, shapes, RADIUS, ref), 2))
         for label, T in trees.items():
             times[label].append(timed(lambda: _nearest_entry(world.table, H, M, T, centre, outer,
                                                              shapes, RADIUS, cut, out, out_index), 20))

@@ -51,8 +51,7 @@ from ambf_collision.geometry.tolerances import POINT_PRUNE_SLACK
 from ambf_collision.geometry.world_shapes import (hull_arrays, local_point, shape_row, world_of,
                                                   world_point, world_vector)
 
-__all__ = ["PointTree", "NearestBalls", "point_shape", "nearest_ball", "shape_bounds",
-           "nearest_balls"]
+__all__ = ["PointTree", "NearestBalls", "nearest_ball", "shape_bounds", "nearest_balls"]
 
 _STACK = 128   # > the tree's depth + 1 (a balanced tree of 2^60 points)
 
@@ -66,26 +65,13 @@ class PointTree(NamedTuple):
     boxes: np.ndarray
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def point_shape(W, H, M, s, k, x, hint):
-    """``(d, y, n, hint)``: signed distance (m) of world point ``x`` to shape ``k`` of ``W``
-    (row ``s``; hulls ``H``, meshes ``M``), its nearest surface point and outward unit normal
-    (world 3-tuples), and a mesh's closest triangle (the next call's hint; ``hint`` otherwise)."""
-    if s.kind == CONVEX:
-        q = local_point(s, x)
-        d, y0, y1, y2, n0, n1, n2 = hull_local(H, s.hull_id, q[0], q[1], q[2])
-        return d, world_point(s, (y0, y1, y2)), world_vector(s, (n0, n1, n2)), hint
-    if s.kind == MESH:
-        return _mesh_point(M, W.mesh_id[k], s, x, hint)
-    d, y, n = point_row(s, x)
-    return d, y, n, hint
-
-
 @njit(cache=True, error_model="numpy")
 def _mesh_point(M, m, s, x, hint):
-    """:func:`point_shape` for mesh ``m`` of ``M`` (shape row ``s``). Not inlined: cutting the
-    mesh's arrays inline made every point of every kind cost ~130 ns more (the views' reference
-    counts), where a mesh query costs microseconds anyway."""
+    """``(d, y, n, t)``: signed distance (m) of world point ``x`` to mesh ``m`` of ``M`` (shape
+    row ``s``), its nearest surface point and outward unit normal (world 3-tuples) and closest
+    triangle (the next call's ``hint``). Not inlined: cutting the mesh's arrays inline made every
+    point of every kind cost ~130 ns more (the views' reference counts), where a mesh query
+    costs microseconds anyway."""
     V, F, NB, VN, boxes, nodes, closed = mesh_arrays(M, m)
     phi, t, y, n = point_phi(V, F, NB, VN, boxes, nodes, closed, local_point(s, x), hint)
     return phi, world_point(s, y), world_vector(s, (-n[0], -n[1], -n[2])), t
