@@ -29,9 +29,9 @@ box's half diagonal (signed distances are 1-Lipschitz, unsigned ones of open mes
 last bound prunes a dense cluster inside the bounding sphere: the clustered test went from
 6,253 to tens of evaluations per shape; 24,000 points in 8 clusters around a bumpy torus mesh
 (2,304 triangles) from 4,726 evaluations and 8.3 ms to 170 and 0.49 ms. A point gets its
-bounding-sphere bound before its exact value. Nodes and
-points are skipped only beyond the best distance found plus ``POINT_PRUNE_SLACK``, so the result
-is the brute-force minimum over every point. ``evaluations`` counts the exact evaluations (points and box centres).
+bounding-sphere bound before its exact value. Nodes and points are skipped only beyond the best
+distance found plus ``POINT_PRUNE_SLACK``, so the result is the brute-force minimum over every
+point. ``evaluations`` counts the exact evaluations (points and box centres).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from ambf_collision.geometry.world_shapes import (hull_arrays, local_point, shap
 
 __all__ = ["PointTree", "NearestBalls", "nearest_ball", "shape_bounds", "nearest_balls"]
 
-_STACK = 128   # > the tree's depth + 1 (a balanced tree of 2^60 points)
+_STACK = 128   # > the tree's depth + 1: 24 code-bit splits, then halvings (log2 N < 63)
 
 
 class PointTree(NamedTuple):

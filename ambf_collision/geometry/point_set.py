@@ -39,11 +39,13 @@ until a point is found, whose cost grows with the empty space around a shape (a 
 wall on a 1 cm grid: ~10^6 empty cells). The voxel hash was therefore not built as the query
 structure; the voxel *filter* uses one. **Why Morton splits, not medians** (both built and
 measured, bench/bench_point_set.py, 24,000 points, 2 shared cores, 2026-12-07): the
-median-split k-d tree (quickselect per node, the textbook build) took 4.9-5.0 ms, over the
-2 ms target; the Morton build 0.75 ms (median; 2.4 ms in a run under heavier load: radix sort
-0.42-1.6 ms, node splits 0.14-0.15 ms, boxes 0.08 ms; NumPy's stable argsort of the same keys
-alone takes 1.5 ms), with queries no dearer (exact evaluations per demo-arm shape: 58 against
-80 on the surfaces cloud, 32 against 35 on the volume cloud).
+median-split k-d tree (quickselect per node, the textbook build) took 5.0-5.5 ms, over the
+2 ms target; the Morton build 0.78-1.01 ms (median; radix sort 0.44-0.55 ms, node splits
+0.14 ms, boxes 0.08 ms; NumPy's stable argsort of the same keys alone takes 1.5-1.9 ms), with
+queries no dearer (exact evaluations per demo-arm shape: 58 against 80 on a depth-camera-like
+cloud, 32 against 35 on a uniform one). **Allocation**: each build allocates a dozen arrays of
+0.2-0.8 MB; with glibc's default, which maps blocks over 128 kB afresh, their page faults took
+a build to 3 ms in one process (bench docstring); kept scratch buffers would remove that.
 """
 
 from __future__ import annotations
