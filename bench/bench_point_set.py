@@ -9,8 +9,8 @@ Clouds (24,000 points, seeded, metres, world frame of examples/demo/demo_arm.yam
             points all around and inside every shape).
 
 Build (issue target: at most 2 ms for 24,000 points): ``PointSet(points, radius)``, the
-whole Python call (validation, selection, Morton k-d tree); its compiled stages alone; the same
-points with a 1 cm voxel filter; peers: a median-split k-d tree (quickselect along the longest
+whole Python call (validation, selection, Morton k-d tree), in a kept BuildScratch and in a new
+one; its compiled stages alone; the same points with a 1 cm voxel filter; peers: a median-split k-d tree (quickselect along the longest
 axis of each node's cell, in this file) built from the same points, and NumPy's stable argsort
 of the Morton keys in a shuffled order (what sorting alone costs outside numba).
 
@@ -71,8 +71,8 @@ from ambf_collision.geometry.mesh_set import no_meshes  # noqa: E402
 from ambf_collision.geometry.point_query import PointTree, _nearest_entry, shape_bounds  # noqa: E402
 from ambf_collision.geometry.points import point_row  # noqa: E402
 from ambf_collision.geometry.shapes import CONVEX, MESH  # noqa: E402
-from ambf_collision.geometry.point_set import (LEAF_SIZE, PointSet, _morton_order,  # noqa: E402
-                                               _select, _split_nodes, tree_boxes)
+from ambf_collision.geometry.point_set import (LEAF_SIZE, BuildScratch, PointSet,  # noqa: E402
+                                               _morton_order, _select, _split_nodes, tree_boxes)
 from ambf_collision.geometry.world_shapes import hull_arrays, shape_row, world_of  # noqa: E402
 from ambf_collision.model import Model  # noqa: E402
 
@@ -191,17 +191,20 @@ def stat(t: np.ndarray) -> str:
 
 def bench_build(name: str, P: np.ndarray, builds: int) -> None:
     print(f"\n== build, cloud '{name}' ({len(P):,} points)")
-    rows = _select(P, np.zeros(3), 0.0, math.inf, False)[0]
-    pts, idx, codes = _morton_order(P, rows)
-    nodes = _split_nodes(codes, np.int64(LEAF_SIZE))
+    scratch = BuildScratch(len(P))
+    keep, Q, Q2, key, key2, idx, idx2, work = scratch.arrays
+    rows = _select(P, np.zeros(3), 0.0, math.inf, False, keep)[0].copy()
+    pts, ix, codes = (a.copy() for a in _morton_order(P, rows, Q, Q2, key, key2, idx, idx2))
+    nodes = _split_nodes(codes, np.int64(LEAF_SIZE), work).copy()
     shuffled = codes[np.random.default_rng(0).permutation(len(codes))]   # the keys unsorted
     lines = [
-        ("PointSet(points, radius) (whole call)", lambda: PointSet(P, RADIUS)),
-        ("  selection (finite, range)", lambda: _select(P, np.zeros(3), 0.0, math.inf, False)),
-        ("  Morton order (radix sort)", lambda: _morton_order(P, rows)),
-        ("  node splits", lambda: _split_nodes(codes, np.int64(LEAF_SIZE))),
+        ("PointSet(points, radius), kept scratch", lambda: PointSet(P, RADIUS, scratch=scratch)),
+        ("PointSet(points, radius), new scratch", lambda: PointSet(P, RADIUS)),
+        ("  selection (finite, range)", lambda: _select(P, np.zeros(3), 0.0, math.inf, False, keep)),
+        ("  Morton order (radix sort)", lambda: _morton_order(P, rows, Q, Q2, key, key2, idx, idx2)),
+        ("  node splits", lambda: _split_nodes(codes, np.int64(LEAF_SIZE), work)),
         ("  node boxes", lambda: tree_boxes(pts, nodes)),
-        ("PointSet with voxel_size 0.01 m", lambda: PointSet(P, RADIUS, voxel_size=0.01)),
+        ("PointSet with voxel_size 0.01 m", lambda: PointSet(P, RADIUS, voxel_size=0.01, scratch=scratch)),
         ("peer: median-split k-d tree", lambda: median_tree(P, np.int64(LEAF_SIZE))),
         ("peer: NumPy argsort of the keys", lambda: np.argsort(shuffled, kind="stable")),
     ]

@@ -43,9 +43,10 @@ median-split k-d tree (quickselect per node, the textbook build) took 5.0-5.5 ms
 2 ms target; the Morton build 0.78-1.01 ms (median; radix sort 0.44-0.55 ms, node splits
 0.14 ms, boxes 0.08 ms; NumPy's stable argsort of the same keys alone takes 1.5-1.9 ms), with
 queries no dearer (exact evaluations per demo-arm shape: 58 against 80 on a depth-camera-like
-cloud, 32 against 35 on a uniform one). **Allocation**: each build allocates a dozen arrays of
-0.2-0.8 MB; with glibc's default, which maps blocks over 128 kB afresh, their page faults took
-a build to 3 ms in one process (bench docstring); kept scratch buffers would remove that.
+cloud, 32 against 35 on a uniform one). **Allocation**: a build's work arrays (about 3 MB for
+24,000 points) live in a :class:`BuildScratch`, which a caller building a set per cloud keeps:
+with glibc's default, which maps blocks over 128 kB afresh, their page faults took a build to
+3 ms in one process (bench docstring). The set's own arrays (about 1.3 MB) are new per set.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["LEAF_SIZE", "PointSet", "build_arrays", "tree_boxes"]
+__all__ = ["LEAF_SIZE", "BuildScratch", "PointSet", "build_arrays", "tree_boxes"]
 
 LEAF_SIZE = 8
 """Points per leaf at most (a leaf's points are tested one by one after their node's bound)."""
@@ -65,11 +66,11 @@ _AXIS_BITS = 8    # Morton grid: 2^8 cubes a side (a radix pass per axis; 256 bu
 
 
 @njit(cache=True, error_model="numpy")
-def _select(points, origin, min_range, max_range, use_range):
-    """Rows of ``points`` to keep (input order) and the counts of non-finite and out-of-range
-    rows. ``origin`` (3,), ranges in m; ``use_range`` False keeps every finite row."""
+def _select(points, origin, min_range, max_range, use_range, keep):
+    """Rows of ``points`` to keep (input order; a view of ``keep``, (>= N,) int64 scratch) and
+    the counts of non-finite and out-of-range rows. ``origin`` (3,), ranges in m; ``use_range``
+    False keeps every finite row."""
     n = points.shape[0]
-    keep = np.empty(n, np.int64)
     m = 0
     nonfinite = 0
     outside = 0
@@ -143,12 +144,12 @@ def _spread(x):
 
 
 @njit(cache=True, error_model="numpy")
-def _morton_order(P, rows):
+def _morton_order(P, rows, Q, Q2, key, key2, idx, idx2):
     """The rows ``rows`` of ``P`` sorted by their Morton code on a grid of ``2^_AXIS_BITS``
     cubes a side over their bounding box (LSD radix sort, ``_AXIS_BITS`` bits a pass; stable): ``(points (n,3),
-    index (n,), codes (n,))``."""
+    index (n,), codes (n,))``, views of the scratch arrays ``Q, Q2`` (>= n, 3), ``key, key2,
+    idx, idx2`` (>= n,), whose first n rows it overwrites."""
     n = rows.shape[0]
-    Q = np.empty((n, 3))
     lo = np.full(3, np.inf)   # halves of the coordinates: their differences cannot overflow
     hi = np.full(3, -np.inf)
     for j in range(n):
@@ -161,16 +162,13 @@ def _morton_order(P, rows):
     inv = (1 << _AXIS_BITS) / ext if ext > 0.0 else 0.0
     if not math.isfinite(inv):   # a subnormal extent: one cell (ranges split in their middle)
         inv = 0.0
-    key = np.empty(n, np.int64)
     for j in range(n):
         c = 0
         for a in range(3):
             c |= _spread(min(np.int64((0.5 * Q[j, a] - lo[a]) * inv), (1 << _AXIS_BITS) - 1)) << (2 - a)
         key[j] = c
-    idx = rows.copy()
-    key2 = np.empty(n, np.int64)
-    idx2 = np.empty(n, np.int64)
-    Q2 = np.empty((n, 3))
+    for j in range(n):
+        idx[j] = rows[j]
     buckets = 1 << _AXIS_BITS
     count = np.empty(buckets + 1, np.int64)
     for shift in range(0, 3 * _AXIS_BITS, _AXIS_BITS):   # the points travel with their keys: no random gather
@@ -189,17 +187,16 @@ def _morton_order(P, rows):
         key, key2 = key2, key
         idx, idx2 = idx2, idx
         Q, Q2 = Q2, Q
-    return Q, idx, key
+    return Q[:n], idx[:n], key[:n]
 
 
 @njit(cache=True, error_model="numpy")
-def _split_nodes(codes, leaf):
+def _split_nodes(codes, leaf, nodes):
     """The nodes (module docstring) over points sorted by Morton ``codes``: a range is split
     where its highest differing code bit changes (the midpoint of its grid cell along that
     bit's axis), a range of one code in its middle; ranges of at most ``leaf`` points are
-    leaves. Returns ``nodes[:used]``."""
+    leaves. Writes ``nodes`` ((>= 2n + 1, 2) int64 scratch) and returns ``nodes[:used]``."""
     n = codes.shape[0]
-    nodes = np.zeros((2 * n + 1, 2), np.int64)
     nodes[0, 0], nodes[0, 1] = 0, n   # (start, count) while building
     used = 1
     i = 0
@@ -255,19 +252,43 @@ def tree_boxes(pts, nodes):
 
 
 @njit(cache=True, error_model="numpy")
-def build_arrays(points, origin, min_range, max_range, use_range, voxel, leaf):
-    """The whole build in one compiled call (module docstring): ``(points, index, nodes,
-    boxes, n_nonfinite, n_out_of_range, n_selected, bad_axis)``; ``bad_axis`` > 0 names the
-    axis (1-based) the voxel grid spans too many cells of (nothing built past the selection)."""
-    rows, nonfinite, outside = _select(points, origin, min_range, max_range, use_range)
+def build_arrays(points, origin, min_range, max_range, use_range, voxel, leaf, keep, Q, Q2, key,
+                 key2, idx, idx2, nodes):
+    """The whole build in one compiled call (module docstring), in the scratch arrays of a
+    :class:`BuildScratch` (``keep`` .. ``nodes``): ``(points, index, nodes, boxes,
+    n_nonfinite, n_out_of_range, n_selected, bad_axis)``, new arrays of their exact sizes;
+    ``bad_axis`` > 0 names the axis (1-based) the voxel grid spans too many cells of."""
+    rows, nonfinite, outside = _select(points, origin, min_range, max_range, use_range, keep)
     selected = rows.shape[0]
     bad = 0
     if voxel > 0.0:
         rows, bad = _voxel_first(points, rows, voxel)
-    pts, idx, codes = _morton_order(points, rows)
-    nodes = _split_nodes(codes, leaf)
-    boxes = tree_boxes(pts, nodes)
-    return pts, idx, nodes, boxes, nonfinite, outside, selected, bad
+    pts, ix, codes = _morton_order(points, rows, Q, Q2, key, key2, idx, idx2)
+    used = _split_nodes(codes, leaf, nodes)
+    boxes = tree_boxes(pts, used)
+    return pts.copy(), ix.copy(), used.copy(), boxes, nonfinite, outside, selected, bad
+
+
+class BuildScratch:
+    """Work arrays of :func:`build_arrays` for clouds of up to ``capacity`` points (grown when a
+    larger one comes). A build allocates about 3 MB of them for 24,000 points; with glibc's
+    default, which maps blocks over 128 kB afresh and unmaps them when freed, their page faults
+    took a build from 0.8 to 3 ms (bench/bench_point_set.py): a caller building a set per cloud
+    keeps one BuildScratch and passes it to every :class:`PointSet`. One build at a time."""
+
+    def __init__(self, capacity: int = 0):
+        self.capacity = -1
+        self.reserve(capacity)
+
+    def reserve(self, n: int) -> None:
+        """Room for ``n`` points at least."""
+        if n <= self.capacity:
+            return
+        n = max(int(n), 1)
+        self.capacity = n
+        self.arrays = (np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)),
+                       np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
+                       np.empty(n, np.int64), np.empty((2 * n + 1, 2), np.int64))
 
 
 def _length(name: str, value, allow_inf: bool = False) -> float:
@@ -281,7 +302,8 @@ def _length(name: str, value, allow_inf: bool = False) -> float:
 class PointSet:
     """The obstacle set of one cloud (module docstring): ``points (N,3)`` (m), each a ball of
     ``point_radius`` (m); ``voxel_size`` (m, 0: every point); ``origin (3,)`` (m, the sensor,
-    same frame) with ``min_range`` / ``max_range`` (m; without ``origin`` no range filter).
+    same frame) with ``min_range`` / ``max_range`` (m; without ``origin`` no range filter);
+    ``scratch``: a :class:`BuildScratch` to build in (a new one when None).
 
     Attributes: ``points``, ``index``, ``nodes``, ``boxes`` (tree order, module docstring);
     ``point_radius``; ``n_input`` (rows given), ``n_nonfinite``, ``n_out_of_range``,
@@ -290,7 +312,7 @@ class PointSet:
     those are dropped and counted)."""
 
     def __init__(self, points, point_radius: float = 0.0, voxel_size: float = 0.0, origin=None,
-                 min_range: float = 0.0, max_range: float = math.inf):
+                 min_range: float = 0.0, max_range: float = math.inf, scratch=None):
         try:
             P = np.ascontiguousarray(points, dtype=np.float64)
         except (TypeError, ValueError) as err:
@@ -306,8 +328,11 @@ class PointSet:
         o = np.zeros(3) if origin is None else np.asarray(origin, dtype=np.float64).reshape(-1)
         if o.shape != (3,) or not np.all(np.isfinite(o)):
             raise ValueError(f"PointSet: origin must be 3 finite numbers (m), got {origin!r}")
+        if scratch is None:
+            scratch = BuildScratch(len(P))
+        scratch.reserve(len(P))
         (self.points, self.index, self.nodes, self.boxes, nonfinite, outside, selected,
-         bad) = build_arrays(P, o, lo, hi, use_range, voxel, np.int64(LEAF_SIZE))
+         bad) = build_arrays(P, o, lo, hi, use_range, voxel, np.int64(LEAF_SIZE), *scratch.arrays)
         if bad:
             raise ValueError(f"PointSet: voxel_size {voxel} m gives more than 2^{_GRID_BITS} cells "
                              f"along {'xyz'[bad - 1]}: raise voxel_size or bound the range")

@@ -18,7 +18,7 @@ import pytest
 import mesh_examples as mx
 from ambf_collision.geometry.mesh_distance import point_phi
 from ambf_collision.geometry.point_query import nearest_balls
-from ambf_collision.geometry.point_set import PointSet
+from ambf_collision.geometry.point_set import BuildScratch, PointSet
 from ambf_collision.geometry.points import point_signed_distance_batch
 from ambf_collision.geometry.shapes import (MESH, Box, Capsule, Cone, ConvexHull, Cylinder, Mesh,
                                             Plane, Sphere)
@@ -284,3 +284,18 @@ def test_queries_follow_a_rigid_motion():
     np.testing.assert_array_equal(b.index, a.index)
     np.testing.assert_allclose(b.point_shape, a.point_shape @ R.T + t, atol=1e-12)
     np.testing.assert_allclose(b.normal, a.normal @ R.T, atol=1e-12)
+
+
+def test_a_kept_scratch_builds_the_same_sets_and_leaves_earlier_ones_alone():
+    rng = np.random.default_rng(14)
+    scratch = BuildScratch(10)
+    sets, fresh = [], []
+    for n in (500, 40, 2000, 0, 700):   # grows, shrinks, grows
+        P = rng.uniform(-1, 1, (n, 3))
+        sets.append(PointSet(P, 0.01, voxel_size=0.05 * (n % 2), scratch=scratch))
+        fresh.append(PointSet(P, 0.01, voxel_size=0.05 * (n % 2)))
+    assert scratch.capacity == 2000
+    for a, b in zip(sets, fresh):
+        for x, y in zip(a.arrays(), b.arrays()):
+            np.testing.assert_array_equal(x, y)
+            assert not x.flags.writeable
