@@ -26,29 +26,31 @@ between calls (no pair kept from the previous call), both timings include settin
 Times are medians and 99th percentiles of single calls (time.perf_counter_ns); the machine is
 shared (2 cores, other jobs running), so compare the ratios of one run.
 
-Measured 2026-12-07 (2 cores shared with a CI run and other sessions; ``--poses 40 --builds
-100``; two runs, the second with glibc's ``MALLOC_MMAP_THRESHOLD_=1000000000
-MALLOC_TRIM_THRESHOLD_=1000000000``):
+Measured 2026-12-07, 16:15 UTC (2 cores shared with a CI run and other sessions; ``--poses 40
+--builds 100``):
 
 | | surfaces | volume |
 |---|---|---|
-| build, ``PointSet(points, radius)``, median | 2.96 ms / 0.78 ms | 0.78 ms / 1.01 ms |
-| of which the Morton radix sort | 1.63 ms / 0.49 ms | 0.55 ms / 0.44 ms |
-| build with a 1 cm voxel filter | 3.01 ms / 1.04 ms | 1.13 ms / 1.20 ms |
-| peer: median-split k-d tree | 4.96 ms / 5.00 ms | 5.54 ms / 5.47 ms |
-| peer: NumPy stable argsort of the keys alone | 1.51 ms / 1.88 ms | 1.53 ms / 1.70 ms |
-| query, 6 shapes, one compiled call, median | 44 us (7.4 us a shape) | 30 us (5.1 us a shape) |
-| same query on the median-split tree | 55 us | 32 us |
-| peer: brute-force scan, 6 shapes | 3.24 ms (540 us a shape) | 3.13 ms (522 us a shape) |
+| build, ``PointSet(points, radius, scratch=kept)``, median / p99 | 1.02 / 1.30 ms | 1.00 / 1.33 ms |
+| build, ``PointSet(points, radius)`` (new scratch), median | 3.27 ms | 0.99 ms |
+| of which the Morton radix sort | 0.64 ms | 0.63 ms |
+| build with a 1 cm voxel filter (kept scratch) | 1.57 ms | 1.38 ms |
+| peer: median-split k-d tree | 4.76 ms | 5.00 ms |
+| peer: NumPy stable argsort of the keys alone | 1.47 ms | 1.51 ms |
+| query, 6 shapes, one compiled call, median | 43 us (7.2 us a shape) | 31 us (5.1 us a shape) |
+| same query on the median-split tree | 49 us | 30 us |
+| peer: brute-force scan, 6 shapes | 3.13 ms (521 us a shape) | 3.16 ms (526 us a shape) |
 | exact evaluations per shape, mean / max | 58 / 154 | 32 / 60 |
-| ``evaluate`` alone / with the query, median | 13.3 / 64.0 us | 12.7 / 47.4 us |
-| added to the evaluation, median | 50.7 us | 34.8 us |
+| ``evaluate`` alone / with the query, median | 12.5 / 61.8 us | 12.4 / 47.6 us |
+| added to the evaluation, median | 49.3 us | 35.3 us |
 
-The build's spread is the allocator, not the cloud: the first run's surfaces builds (3 ms)
-fall to 0.8 ms when glibc keeps its large blocks instead of mapping fresh pages for every
-array of every build (its default maps blocks over 128 kB, so each build pays page faults).
-The query's time includes ~6.5 us of argument unboxing of the Python-to-compiled call (an
-empty query of no shape costs that), which a query inside the evaluate kernel would not pay.
+A new scratch per build costs its page faults when glibc maps its blocks afresh (its default
+for blocks over 128 kB; whether it does depends on the process's allocation history: 3.3 ms for
+the surfaces cloud, 1.0 ms for the volume cloud in the same run; with
+``MALLOC_MMAP_THRESHOLD_=1000000000 MALLOC_TRIM_THRESHOLD_=1000000000`` an earlier run built
+both in 0.8-1.0 ms): keep one BuildScratch. The query's time includes ~6.5 us of argument
+unboxing of the Python-to-compiled call (an empty query of no shape costs that), which a query
+inside the evaluate kernel would not pay.
 
 Run: PYTHONPATH=. python bench/bench_point_set.py [--poses N] [--builds N]
 """

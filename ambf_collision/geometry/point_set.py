@@ -39,14 +39,15 @@ until a point is found, whose cost grows with the empty space around a shape (a 
 wall on a 1 cm grid: ~10^6 empty cells). The voxel hash was therefore not built as the query
 structure; the voxel *filter* uses one. **Why Morton splits, not medians** (both built and
 measured, bench/bench_point_set.py, 24,000 points, 2 shared cores, 2026-12-07): the
-median-split k-d tree (quickselect per node, the textbook build) took 5.0-5.5 ms, over the
-2 ms target; the Morton build 0.78-1.01 ms (median; radix sort 0.44-0.55 ms, node splits
-0.14 ms, boxes 0.08 ms; NumPy's stable argsort of the same keys alone takes 1.5-1.9 ms), with
-queries no dearer (exact evaluations per demo-arm shape: 58 against 80 on a depth-camera-like
-cloud, 32 against 35 on a uniform one). **Allocation**: a build's work arrays (about 3 MB for
-24,000 points) live in a :class:`BuildScratch`, which a caller building a set per cloud keeps:
-with glibc's default, which maps blocks over 128 kB afresh, their page faults took a build to
-3 ms in one process (bench docstring). The set's own arrays (about 1.3 MB) are new per set.
+median-split k-d tree (quickselect per node, the textbook build) took 4.8-5.5 ms, over the
+2 ms target; the Morton build 1.0 ms (median, p99 1.3 ms, in a kept scratch; radix sort
+0.44-0.64 ms, node splits 0.13-0.16 ms, boxes 0.08 ms; NumPy's stable argsort of the same keys
+alone takes 1.5 ms), with queries no dearer (exact evaluations per demo-arm shape: 58 against
+80 on a depth-camera-like cloud, 32 against 35 on a uniform one). **Allocation**: a build's
+work arrays (about 3 MB for 24,000 points) live in a :class:`BuildScratch`, which a caller
+building a set per cloud keeps: with glibc's default, which maps blocks over 128 kB afresh,
+their page faults took a build to 3.3 ms in one process (bench docstring). The set's own
+arrays (about 1.3 MB) are new per set.
 """
 
 from __future__ import annotations
