@@ -10,7 +10,7 @@ first branch and bound over the hierarchy with an explicit stack. A node is skip
 lower bound exceeds the best squared distance found so far (plus ``MESH_PRUNE_SLACK``, which
 covers the rounding of bounds against triangle distances); of two children the nearer is
 visited first. The lower bound for a segment is its exact distance to the node's box
-(:func:`_node_bound`); in a leaf, a triangle whose plane the segment stays beyond the best
+(:func:`node_bound`); in a leaf, a triangle whose plane the segment stays beyond the best
 distance is skipped before the exact kernel. ``hint`` (a triangle index, e.g. the previous
 evaluation's closest one; -1 for none) is measured first, as the first upper bound. Ties
 between triangles go to the lowest index, and pruning is conservative, so the result is the
@@ -63,7 +63,8 @@ from ambf_collision.geometry.bvh import MAX_DEPTH
 from ambf_collision.geometry.triangles import (FACE, beyond_plane, feature_normal,
                                                point_triangle, segment_triangle)
 
-__all__ = ["closest_to_segment", "point_phi", "capsule_mesh", "capsule_bound", "capsules_mesh_batch"]
+__all__ = ["closest_to_segment", "node_bound", "point_phi", "capsule_mesh", "capsule_bound",
+           "capsules_mesh_batch"]
 
 _COINCIDENT = _tol.COINCIDENT
 _SLACK = _tol.MESH_PRUNE_SLACK
@@ -89,7 +90,7 @@ def _slope(boxes, i, p, d, t):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _node_bound(boxes, i, p, d):
+def node_bound(boxes, i, p, d):
     """Squared distance (m^2) from segment ``p + t d`` (t in [0, 1]) to node ``i``'s box: the
     convex squared distance is minimised where its slope (:func:`_slope`, linear between the
     parameters at which a coordinate meets a box face) changes sign."""
@@ -160,8 +161,8 @@ def closest_to_segment(V, F, boxes, nodes, p, q, hint):
                     best, bt, bs, bx, bf = d2, t, s, x, f
                     limit = (math.sqrt(best) + slack) ** 2
             continue
-        l0 = _node_bound(boxes, first, p, d)
-        l1 = _node_bound(boxes, first + 1, p, d)
+        l0 = node_bound(boxes, first, p, d)
+        l1 = node_bound(boxes, first + 1, p, d)
         near, far, ln, lf = first, first + 1, l0, l1
         if l1 < l0:
             near, far, ln, lf = first + 1, first, l1, l0
@@ -284,7 +285,7 @@ def capsule_bound(boxes, a, b, r):
     box the bound is ``-r`` and says nothing (a core inside the mesh is below ``-r``): compute
     the pair."""
     d = (b[0] - a[0], b[1] - a[1], b[2] - a[2])
-    return math.sqrt(_node_bound(boxes, 0, a, d)) - r
+    return math.sqrt(node_bound(boxes, 0, a, d)) - r
 
 
 @njit(cache=True, error_model="numpy")

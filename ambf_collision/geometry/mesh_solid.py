@@ -65,7 +65,7 @@ from numba import njit
 from ambf_collision.geometry import tolerances as _tol
 from ambf_collision.geometry.bvh import MAX_DEPTH
 from ambf_collision.geometry.gjk import ABOVE_CUTOFF, SCRATCH_ROWS, core_distance_below
-from ambf_collision.geometry.mesh_distance import _node_bound, point_phi
+from ambf_collision.geometry.mesh_distance import node_bound, point_phi
 from ambf_collision.geometry.shapes import CONE, CYLINDER
 from ambf_collision.geometry.support import NONE, core_support, triangle_core
 from ambf_collision.geometry.triangles import feature_normal, point_triangle, segment_triangle
@@ -151,7 +151,7 @@ def _node_gap(C, lo, hi, E, boxes, i):
     g = _box_gap(C, lo, hi, E, boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3], boxes[i, 4], boxes[i, 5])
     if C.kind == CYLINDER or C.kind == CONE:
         p, d = _axis(C)
-        g = max(g, math.sqrt(_node_bound(boxes, i, p, d)) - C.h0 - C.radius)
+        g = max(g, math.sqrt(node_bound(boxes, i, p, d)) - C.h0 - C.radius)
     return g
 
 

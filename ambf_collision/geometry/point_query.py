@@ -23,7 +23,7 @@ signed distance of every point in a node's box: a plane, its value at the box's 
 every other kind, the distance of the box to the shape's bounding sphere (``|x - c| - R`` bounds
 the signed distance of every ``x``, inside too: :func:`~ambf_collision.geometry.pairs.bound_data`
 for solids, hulls and meshes; a sphere, itself; a capsule, the ball about its segment's
-midpoint), then for a capsule the segment-box distance minus the radius (``_node_bound`` of the
+midpoint), then for a capsule the segment-box distance minus the radius (``node_bound`` of the
 mesh code; exact), for a solid, a hull or a mesh the exact value at the box's centre minus the
 box's half diagonal (signed distances are 1-Lipschitz, unsigned ones of open meshes too). That
 last bound prunes a dense cluster inside the bounding sphere: the clustered test went from
@@ -42,7 +42,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ambf_collision.geometry.mesh_distance import _node_bound, point_phi
+from ambf_collision.geometry.mesh_distance import node_bound, point_phi
 from ambf_collision.geometry.mesh_set import mesh_arrays, no_meshes
 from ambf_collision.geometry.pairs import bound_data
 from ambf_collision.geometry.points import hull_local, point_row
@@ -88,10 +88,10 @@ def _node_lower(s, boxes, i, c, R, limit):
         for a in range(3):
             low += s.normal[a] * (boxes[i, a] if s.normal[a] > 0.0 else boxes[i, 3 + a])
         return low
-    low = math.sqrt(_node_bound(boxes, i, c, (0.0, 0.0, 0.0))) - R   # the bounding sphere
+    low = math.sqrt(node_bound(boxes, i, c, (0.0, 0.0, 0.0))) - R   # the bounding sphere
     if kind == CAPSULE and low <= limit:   # exact: the segment's distance to the box
         d = (s.b[0] - s.a[0], s.b[1] - s.a[1], s.b[2] - s.a[2])
-        return max(low, math.sqrt(_node_bound(boxes, i, s.a, d)) - s.radius)
+        return max(low, math.sqrt(node_bound(boxes, i, s.a, d)) - s.radius)
     return low
 
 
