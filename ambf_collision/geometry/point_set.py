@@ -346,6 +346,20 @@ class PointSet:
     def __len__(self) -> int:
         return len(self.points)
 
+    def subset(self, keep, scratch=None) -> "PointSet":
+        """A new set of this set's points where ``keep`` (``(len(self),)`` bool, tree order) is
+        True, same radius, no filter, built in ``scratch`` (as the constructor); its ``index``
+        names the rows of this set's input, and its counts are this set's."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (len(self),):
+            raise ValueError(f"PointSet.subset: keep must be ({len(self)},) bool, got {keep.shape}")
+        out = PointSet(self.points[keep], self.point_radius, scratch=scratch)
+        out.index = self.index[keep][out.index]
+        out.index.flags.writeable = False
+        out.n_input, out.n_nonfinite = self.n_input, self.n_nonfinite
+        out.n_out_of_range, out.n_voxel_merged = self.n_out_of_range, self.n_voxel_merged
+        return out
+
     def arrays(self) -> tuple:
         """``(points, index, nodes, boxes)``, the tree the compiled queries read."""
         return self.points, self.index, self.nodes, self.boxes

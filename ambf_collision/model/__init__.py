@@ -7,5 +7,7 @@ from ambf_collision.geometry import kernel_cache  # noqa: F401 - before any kern
 from ambf_collision.model.adf import AdfError, AdfWarning
 from ambf_collision.model.data import Data, EvaluationResult, ModelContact
 from ambf_collision.model.model import Model, ShapeInfo
+from ambf_collision.model.obstacles import ObstacleContacts, ObstacleSource
 
-__all__ = ["AdfError", "AdfWarning", "Data", "EvaluationResult", "Model", "ModelContact", "ShapeInfo"]
+__all__ = ["AdfError", "AdfWarning", "Data", "EvaluationResult", "Model", "ModelContact",
+           "ObstacleContacts", "ObstacleSource", "ShapeInfo"]

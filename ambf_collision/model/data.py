@@ -96,6 +96,7 @@ class Data:
         self.velocity_given = False  # set_joint_velocities was called
         self.motion = None  # MotionBuffers of evaluate_motion (motion.py), made at its first call
         self.name_cache: dict = {}  # tuple of joint names -> (idx, keep, unknown, all in order)
+        self.obstacle_buffers: dict = {}  # checked bodies -> (rows, nearest): obstacles.py
 
 
 class EvaluationResult:
@@ -116,11 +117,16 @@ class EvaluationResult:
     folded into their source, ``jacobians.py``), ``distance_rates (n,)`` m/s (J q_dot; 0 when
     no velocities were set: ``rates_valid`` False), ``point_1_local``, ``point_2_local`` (n,3)
     the witnesses in their bodies' frames (m).
+
+    ``obstacles``: per cloud given to ``evaluate``, its
+    :class:`~ambf_collision.model.obstacles.ObstacleContacts` (their own rows and names; not in
+    the pairs' contacts above, nor in ``min_distance``).
     """
 
     def __init__(self, model, data: Data, n_contacts: int, closest: int,
-                 min_distance: float):
+                 min_distance: float, obstacles: tuple = ()):
         self._model, self._data = model, data
+        self.obstacles = obstacles
         self.pairs_checked = len(model.pairs)
         self.distances = data.distance
         self.body_R, self.body_t = data.body_R, data.body_t

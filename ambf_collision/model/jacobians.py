@@ -58,7 +58,10 @@ def _add_point_row(K, D, b, x0, x1, x2, n0, n1, n2, scale, row):
 
 @njit(cache=True, inline="always")
 def _body_local(D, b, x0, x1, x2, row, c):
-    """``row[c:c + 3] = R_b^T (x - t_b)``: world point ``x`` in body ``b``'s frame (m)."""
+    """``row[c:c + 3] = R_b^T (x - t_b)``: world point ``x`` in body ``b``'s frame (m); nothing
+    for ``b < 0`` (no body)."""
+    if b < 0:
+        return
     R, t = D.body_R, D.body_t
     y0, y1, y2 = x0 - t[b, 0], x1 - t[b, 1], x2 - t[b, 2]
     for i in range(3):
@@ -72,7 +75,8 @@ def write_contact_row(K, D, velocity, b1, b2, distance, point_1, point_2, normal
     witnesses and normal of row ``p`` of the world tables ``point_1``, ``point_2``, ``normal``
     ``(P,3)``: the world vectors (position: the witnesses' midpoint), its distance Jacobian
     (module docstring), distance rate ``J velocity`` (m/s) and the witnesses in their bodies'
-    frames (m)."""
+    frames (m). ``b2 < 0``: shape 2 is fixed in world, on no body (a sensed obstacle,
+    ``obstacles.py``): no joint moves it and its local columns are left to the caller."""
     J = K.joint_motion.shape[0]
     joint, source, multiplier = K.coupling_joint, K.coupling_source, K.coupling_multiplier
     rate_at = GEOMETRY_VALUES + J

@@ -42,6 +42,7 @@ from ambf_collision.model.evaluate_kernel import MODEL_TABLES, evaluate_model
 from ambf_collision.model.kinematics import Kinematics
 from ambf_collision.model.motion import MotionResult, evaluate_motion
 from ambf_collision.model.motion_bounds import MotionBounds
+from ambf_collision.model.obstacles import evaluate_obstacles
 from ambf_collision.model.table_buffer import pack
 
 __all__ = ["Model", "ShapeInfo", "body_padding"]
@@ -286,7 +287,8 @@ class Model:
 
     def evaluate(self, data: Data, root_poses=None, report_distance: float = 0.05,
                  near_only: bool = False,
-                 environment_report_distance: Optional[float] = None) -> EvaluationResult:
+                 environment_report_distance: Optional[float] = None,
+                 obstacles=()) -> EvaluationResult:
         """Pose all bodies, compute all checked pairs' signed distances, report contacts below
         ``report_distance`` (m), closest first: one compiled call (``evaluate_kernel.py``).
         ``environment_report_distance`` (m, default ``report_distance``): the report distance of
@@ -296,7 +298,12 @@ class Model:
         ``near_only=True`` (what the node uses): a pair proven farther than both
         ``report_distance`` and the smallest pair distance keeps a lower bound of its distance
         instead of the exact value (``data.exact`` is False for it). Contacts, ``min_distance``
-        and ``closest`` are the same as with ``near_only=False``."""
+        and ``closest`` are the same as with ``near_only=False``.
+
+        ``obstacles``: point clouds (:meth:`ObstacleSource.cloud <ambf_collision.model.obstacles.
+        ObstacleSource.cloud>`): each checked body's contact with each cloud, in
+        ``result.obstacles`` (reported below the source's report distance, by default
+        ``environment_report_distance``; ``obstacles.py``)."""
         if root_poses is not None:
             self.set_root_poses(data, root_poses)
         report_distance, environment = report_distances(report_distance,
@@ -304,7 +311,15 @@ class Model:
         n, closest, lowest = evaluate_model(self.buffer, data.buffer,
                                             max(report_distance, environment) if near_only else math.inf,
                                             report_distance, environment)
-        return EvaluationResult(self, data, n, closest, lowest)
+        found = evaluate_obstacles(self, data, obstacles, environment) if obstacles else ()
+        return EvaluationResult(self, data, n, closest, lowest, found)
+
+    def evaluate_obstacles(self, data: Data, obstacles, report_distance: float = 0.05) -> tuple:
+        """The contacts of point clouds (``obstacles``, as for :meth:`evaluate`) with the bodies
+        as the Data's last evaluation posed them (after :meth:`evaluate_motion`, say): per cloud
+        an :class:`~ambf_collision.model.obstacles.ObstacleContacts`. ``report_distance`` (m):
+        for the sources without their own."""
+        return evaluate_obstacles(self, data, obstacles, float(report_distance))
 
     def evaluate_motion(self, data: Data, q0, q1, root_poses0=None, root_poses1=None,
                         report_distance: float = 0.05, near_only: bool = False,

@@ -26,11 +26,12 @@ from functools import cached_property
 import numpy as np
 
 from ambf_collision.monitor.config import (STATUS_NAMES, STATUS_NO_JOINT_STATE, STATUS_OK,
-                                           STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE,
-                                           MonitorConfig)
+                                           STATUS_STALE_JOINT_STATE, STATUS_STALE_SOURCE,
+                                           STATUS_TF_UNAVAILABLE, MonitorConfig)
 from ambf_collision.model.contact_rows import contact_row_width, model_contacts
 from ambf_collision.monitor.continuous import (StepTracker, contact_times, step_contacts,
                                                touch_fractions)
+from ambf_collision.monitor.obstacle_sources import ObstacleSources, with_obstacles
 from ambf_collision.monitor.joint_states import (JointStateMerger, add_joint_aliases,
                                                  joint_name_table, joint_roles)
 from ambf_collision.monitor.sanitize import (finite_contacts, finite_min_distance,
@@ -98,14 +99,15 @@ class CollisionMonitor:
     entries, other names the sources accept for joints (:func:`.joint_states.add_joint_aliases`:
     dVRK's CRTK names). ``idle_reason``: when given, the
     monitor never evaluates and reports ``STATUS_DISABLED`` with that reason (a node without a
-    model).
+    model). ``obstacle_sources``: :class:`~.obstacle_sources.SourceSpec` per sensed obstacle
+    source; its clouds come through :meth:`on_cloud`.
     """
 
     RATE_WINDOW = 1.0  # s over which evaluation_rate is measured
 
     def __init__(self, model, config: MonitorConfig | None = None, probes=None,
                  required_joints=None, joint_sources=None, joint_aliases=(),
-                 idle_reason: str = ""):
+                 idle_reason: str = "", obstacle_sources=()):
         self.config = config or MonitorConfig()
         self.config.validate()
         self.model = model
@@ -148,6 +150,7 @@ class CollisionMonitor:
         self._eval_times: deque = deque()
         self._warnings: list = []
         self.steps = StepTracker(names)
+        self.obstacles = ObstacleSources(model, obstacle_sources)
 
     # -- configuration -------------------------------------------------------------------------
     def set_enabled(self, enabled: bool, now: float) -> None:
@@ -215,6 +218,15 @@ class CollisionMonitor:
         self._warn("bad:" + code, f"rejected joint state: {reason}", now)
         self.limiter.request(now)
 
+    def on_cloud(self, source: str, points, sensor_pose, stamp: float, now: float):
+        """Take one cloud of obstacle source ``source``: ``points (N,3)`` (m) in the sensor's
+        frame, the sensor's pose ``(R, t)`` in world at ``stamp`` (s). Returns the
+        :class:`~.obstacle_sources.CloudNote`; the next evaluation uses it. ValueError (the
+        source keeps its previous cloud) for an unknown source or bad points."""
+        note = self.obstacles.on_cloud(source, points, sensor_pose, stamp)
+        self.limiter.request(now)
+        return note
+
     def on_clock_jump_back(self, now: float) -> None:
         """The clock jumped back to ``now`` (bag loop, simulator reset): forget the times that
         now lie in the future (rate limiter, heartbeat, warning throttle, evaluation rate) and
@@ -225,6 +237,7 @@ class CollisionMonitor:
         self._eval_times.clear()
         self.merger.rebase(now)
         self.steps.restart("first evaluation after the clock jumped back")
+        self.obstacles.rebase(now)
         self.limiter.request(now)
 
     def _warn(self, key: str, message: str, now: float) -> None:
@@ -330,7 +343,8 @@ class CollisionMonitor:
             stale=lambda: m.stale_joints(now, self.config.joint_state_timeout,
                                          self.config.joint_forget_timeout),
             unreceived=self.unreceived() if unreceived is None else unreceived,
-            forgotten=lambda: self.forgotten_joints(now))
+            forgotten=lambda: self.forgotten_joints(now),
+            stale_sources=lambda: self.obstacles.stale(now))
 
     # -- one cycle ---------------------------------------------------------------------------------
     def step(self, now: float, root_poses=None, tf_ok: bool = True,
@@ -353,7 +367,7 @@ class CollisionMonitor:
             self._evaluate(out, root_poses, now)
         if status == STATUS_STALE_JOINT_STATE:  # once per set of stale joints and period
             self._warn("status:" + ",".join(n for n, _ in stale), reason, now)
-        elif status in (STATUS_NO_JOINT_STATE, STATUS_TF_UNAVAILABLE):
+        elif status in (STATUS_NO_JOINT_STATE, STATUS_TF_UNAVAILABLE, STATUS_STALE_SOURCE):
             self._warn("status:" + STATUS_NAMES[status], reason, now)
         elif status == STATUS_OK and out.unreceived:
             self._warn("unreceived", f"joints {reason}", now)
@@ -390,6 +404,11 @@ class CollisionMonitor:
         result = (model.evaluate(data, root_poses=root_poses, **report) if motion is None
                   else motion.discrete)
         self.steps.evaluated(data.q, stamp)
+        obstacles = ()
+        if self.obstacles:
+            self.obstacles.evaluated(stamp, data.q, data.file_R, data.file_t)
+            clouds = self.obstacles.fresh(now)
+            obstacles = model.evaluate_obstacles(data, clouds, env_rd) if clouds else ()
         out.evaluated = True
         out.result = result
         self._latest_evaluation = out
@@ -402,6 +421,8 @@ class CollisionMonitor:
             out.step_start = start
             if info or len(motion.contact_index):
                 info, rows, fractions, swept = step_contacts(model, motion, info, rows)
+        if any(len(o.info) for o in obstacles):
+            info, rows, fractions, swept = with_obstacles(info, rows, fractions, swept, obstacles)
         if info:  # (the usual cycle has none)
             if fractions is None:
                 fractions, swept = touch_fractions(rows), np.zeros(len(info), dtype=bool)

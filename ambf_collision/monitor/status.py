@@ -16,7 +16,10 @@ Status rules (first match wins):
    joint that stopped arriving keeps the status STALE until it comes again, or until it is
    ``joint_forget_timeout`` seconds old when that is > 0: then it is forgotten (named in the
    OK reason, kept at its last value) until it comes again;
-6. ``STATUS_OK``, naming the joints never received and those forgotten.
+6. ``STATUS_STALE_SOURCE`` when an obstacle source's newest cloud is more than its
+   ``source_timeout`` old, or none came for that long (:mod:`.obstacle_sources`); the reason
+   names the sources and their ages; still evaluated, without those sources' clouds;
+7. ``STATUS_OK``, naming the joints never received and those forgotten.
 
 When nothing is evaluated the output has no contacts, ``min_distance = +inf`` and
 ``pairs_checked = 0``.
@@ -29,7 +32,8 @@ from typing import NamedTuple
 
 from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABLED,
                                            STATUS_NO_JOINT_STATE, STATUS_OK,
-                                           STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE)
+                                           STATUS_STALE_JOINT_STATE, STATUS_STALE_SOURCE,
+                                           STATUS_TF_UNAVAILABLE)
 
 __all__ = ["Status", "decide_status"]
 
@@ -45,13 +49,14 @@ class Status(NamedTuple):
 
 def decide_status(config, now: float, *, enabled: bool, idle_reason: str, last_error: str,
                   needs_first: bool, missing: list, tf_ok: bool, age: float, stale, unreceived: list,
-                  forgotten) -> Status:
+                  forgotten, stale_sources=list) -> Status:
     """The :class:`Status` at ``now`` (s) by the module's rules, from the monitor's state:
     ``last_error`` the latest rejection ("" after a good state), ``needs_first`` no good joint
     state yet where one is needed, ``missing`` the required joints never received, ``age`` (s)
     of the oldest received joint, ``unreceived`` the joints neither received nor coupled;
     ``stale()`` and ``forgotten()`` (called only when their rule is reached) the stale and the
-    forgotten joints as ``[(name, age s)]``."""
+    forgotten joints as ``[(name, age s)]``; ``stale_sources()`` the stale obstacle sources, the
+    same way (age +inf: no cloud yet)."""
     if not enabled:
         return Status(STATUS_DISABLED, "disabled", False)
     if idle_reason:
@@ -73,6 +78,11 @@ def decide_status(config, now: float, *, enabled: bool, idle_reason: str, last_e
             return Status(STATUS_STALE_JOINT_STATE,
                           f"joint state is {old[0][1]:.3f} s old (timeout {timeout:g} s): "
                           f"{aged(old)}", True, old)
+    sources = stale_sources()
+    if sources:
+        return Status(STATUS_STALE_SOURCE, "obstacle source(s) stale, not used: "
+                      + listed([f"{n} ({'no cloud yet' if a == math.inf else f'{a:.3f} s'})"
+                                for n, a in sources]), True)
     kept = []
     if unreceived:
         kept.append(f"never received, kept at their last value: {listed(unreceived)}")

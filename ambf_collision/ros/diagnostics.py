@@ -21,7 +21,8 @@ import numpy as np
 
 from ambf_collision.monitor.config import (STATUS_BAD_JOINT_STATE, STATUS_DISABLED,
                                            STATUS_NAMES, STATUS_NO_JOINT_STATE, STATUS_OK,
-                                           STATUS_STALE_JOINT_STATE, STATUS_TF_UNAVAILABLE)
+                                           STATUS_STALE_JOINT_STATE, STATUS_STALE_SOURCE,
+                                           STATUS_TF_UNAVAILABLE)
 
 __all__ = ["ERROR", "LEVELS", "OK", "STALE", "WARN", "CycleStats", "PeriodicThread",
            "closure_summary", "diagnostic_report", "milliseconds", "number"]
@@ -30,7 +31,7 @@ OK, WARN, ERROR, STALE = 0, 1, 2, 3  # diagnostic_msgs/DiagnosticStatus levels
 
 LEVELS = {STATUS_OK: OK, STATUS_DISABLED: WARN, STATUS_NO_JOINT_STATE: STALE,
           STATUS_STALE_JOINT_STATE: STALE, STATUS_TF_UNAVAILABLE: STALE,
-          STATUS_BAD_JOINT_STATE: ERROR}
+          STATUS_BAD_JOINT_STATE: ERROR, STATUS_STALE_SOURCE: STALE}
 
 
 def closure_summary(model, result) -> dict:

@@ -299,3 +299,18 @@ def test_a_kept_scratch_builds_the_same_sets_and_leaves_earlier_ones_alone():
         for x, y in zip(a.arrays(), b.arrays()):
             np.testing.assert_array_equal(x, y)
             assert not x.flags.writeable
+
+
+def test_a_subset_keeps_the_chosen_points_and_names_their_input_rows():
+    rng = np.random.default_rng(11)
+    P = rng.uniform(-1.0, 1.0, (500, 3))
+    P[7] = np.nan
+    ps = PointSet(P, point_radius=0.01, voxel_size=0.05)
+    keep = rng.random(len(ps)) < 0.6
+    sub = ps.subset(keep, BuildScratch())
+    assert len(sub) == int(keep.sum()) and sub.point_radius == 0.01
+    assert sorted(sub.index.tolist()) == sorted(ps.index[keep].tolist())
+    np.testing.assert_array_equal(sub.points, P[sub.index])   # each point is its input row
+    assert (sub.n_input, sub.n_nonfinite, sub.n_voxel_merged) == (500, 1, ps.n_voxel_merged)
+    with pytest.raises(ValueError, match="keep must be"):
+        ps.subset(keep[:-1])

@@ -33,10 +33,10 @@ def test_unknown_parameter_is_refused():
 
 
 def test_status_constants_match_the_message_definition():
-    """ContactArray.msg / ProbeArray.msg: OK=0 ... DISABLED=5."""
+    """ContactArray.msg / ProbeArray.msg: OK=0 ... STALE_SOURCE=6."""
     assert (cfg.STATUS_OK, cfg.STATUS_NO_JOINT_STATE, cfg.STATUS_STALE_JOINT_STATE,
             cfg.STATUS_BAD_JOINT_STATE, cfg.STATUS_TF_UNAVAILABLE,
-            cfg.STATUS_DISABLED) == tuple(range(6))
+            cfg.STATUS_DISABLED, cfg.STATUS_STALE_SOURCE) == tuple(range(7))
     from conftest import REPO
 
     text = (REPO / "msg" / "ContactArray.msg").read_text()
