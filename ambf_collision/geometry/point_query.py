@@ -51,9 +51,10 @@ from ambf_collision.geometry.tolerances import POINT_PRUNE_SLACK
 from ambf_collision.geometry.world_shapes import (hull_arrays, local_point, shape_row, world_of,
                                                   world_point, world_vector)
 
-__all__ = ["PointTree", "NearestBalls", "nearest_ball", "shape_bounds", "nearest_balls"]
+__all__ = ["PointTree", "NearestBalls", "nearest_ball", "shape_bounds", "nearest_balls", "node_lower",
+           "mesh_point", "shape_sphere", "TREE_STACK"]
 
-_STACK = 128   # > the tree's depth + 1: 24 code-bit splits, then halvings (log2 N < 63)
+TREE_STACK = 128   # > the tree's depth + 1: 24 code-bit splits, then halvings (log2 N < 63)
 
 
 class PointTree(NamedTuple):
@@ -66,7 +67,7 @@ class PointTree(NamedTuple):
 
 
 @njit(cache=True, error_model="numpy")
-def _mesh_point(M, m, s, x, hint):
+def mesh_point(M, m, s, x, hint):
     """``(d, y, n, t)``: signed distance (m) of world point ``x`` to mesh ``m`` of ``M`` (shape
     row ``s``), its nearest surface point and outward unit normal (world 3-tuples) and closest
     triangle (the next call's ``hint``). Not inlined: cutting the mesh's arrays inline made every
@@ -78,7 +79,7 @@ def _mesh_point(M, m, s, x, hint):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _node_lower(s, boxes, i, c, R, limit):
+def node_lower(s, boxes, i, c, R, limit):
     """A lower bound (m) of the signed distance to shape row ``s`` of every point in box ``i``
     (module docstring); the exact segment bound of a capsule only while the bounding sphere's
     is below ``limit``. Values and two arrays only: it runs for every node visited."""
@@ -95,6 +96,25 @@ def _node_lower(s, boxes, i, c, R, limit):
     return low
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def shape_sphere(s, centre, outer, k, boxes):
+    """``(c, R, slack)``: the bounding sphere (world centre 3-tuple, radius m; +inf for a plane)
+    of shape row ``s`` (shape ``k``; ``centre``, ``outer`` from :func:`shape_bounds`), a sphere
+    or capsule's about its segment's midpoint, and the pruning slack (m,
+    ``POINT_PRUNE_SLACK`` times the largest coordinate magnitude of the shape and of the tree's
+    root box ``boxes[0]``)."""
+    c = world_point(s, (centre[k, 0], centre[k, 1], centre[k, 2]))
+    R = outer[k]
+    if s.kind <= CAPSULE:   # the sphere about the segment's midpoint
+        c = (0.5 * (s.a[0] + s.b[0]), 0.5 * (s.a[1] + s.b[1]), 0.5 * (s.a[2] + s.b[2]))
+        R = 0.5 * math.sqrt((s.b[0] - s.a[0]) ** 2 + (s.b[1] - s.a[1]) ** 2
+                            + (s.b[2] - s.a[2]) ** 2) + s.radius
+    scale = abs(s.offset) + (R if math.isfinite(R) else 0.0)
+    for a in range(3):
+        scale = max(scale, abs(boxes[0, a]), abs(boxes[0, 3 + a]), abs(s.a[a]), abs(s.b[a]))
+    return c, R, POINT_PRUNE_SLACK * scale
+
+
 @njit(cache=True, error_model="numpy")
 def nearest_ball(W, H, M, T, centre, outer, k, radius, cutoff):
     """Nearest ball (radius ``radius``, m) of the point tree ``T`` to shape ``k`` of ``W``
@@ -106,25 +126,16 @@ def nearest_ball(W, H, M, T, centre, outer, k, radius, cutoff):
     if P.shape[0] == 0:
         return math.inf, -1, zero, zero, zero, 0
     s = shape_row(W, k)
-    c = world_point(s, (centre[k, 0], centre[k, 1], centre[k, 2]))
-    R = outer[k]
-    if s.kind <= CAPSULE:   # the sphere about the segment's midpoint
-        c = (0.5 * (s.a[0] + s.b[0]), 0.5 * (s.a[1] + s.b[1]), 0.5 * (s.a[2] + s.b[2]))
-        R = 0.5 * math.sqrt((s.b[0] - s.a[0]) ** 2 + (s.b[1] - s.a[1]) ** 2
-                            + (s.b[2] - s.a[2]) ** 2) + s.radius
-    scale = abs(s.offset) + (R if math.isfinite(R) else 0.0)
-    for a in range(3):
-        scale = max(scale, abs(boxes[0, a]), abs(boxes[0, 3 + a]), abs(s.a[a]), abs(s.b[a]))
-    slack = POINT_PRUNE_SLACK * scale
+    c, R, slack = shape_sphere(s, centre, outer, k, boxes)
     point_bound = s.kind > CAPSULE and s.kind != PLANE
     best = cutoff + radius   # on the point's signed distance
     bd, brow, by, bn, bx = math.inf, -1, zero, zero, zero
     hint = -1
     mesh = W.mesh_id[k]
     evals = 0
-    stack = np.empty(_STACK, np.int64)
-    lows = np.empty(_STACK)
-    stack[0], lows[0], top = 0, _node_lower(s, boxes, 0, c, R, best + slack), 1
+    stack = np.empty(TREE_STACK, np.int64)
+    lows = np.empty(TREE_STACK)
+    stack[0], lows[0], top = 0, node_lower(s, boxes, 0, c, R, best + slack), 1
     lipschitz = point_bound   # solids, hulls and meshes (module docstring)
     child_low = np.empty(2)
     while top > 0:
@@ -146,7 +157,7 @@ def nearest_ball(W, H, M, T, centre, outer, k, radius, cutoff):
                     continue
             else:
                 b = first + u
-                child_low[u] = _node_lower(s, boxes, b, c, R, best + slack)
+                child_low[u] = node_lower(s, boxes, b, c, R, best + slack)
                 if not lipschitz or child_low[u] > best + slack:
                     continue
                 x = (0.5 * (boxes[b, 0] + boxes[b, 3]), 0.5 * (boxes[b, 1] + boxes[b, 4]),
@@ -158,7 +169,7 @@ def nearest_ball(W, H, M, T, centre, outer, k, radius, cutoff):
                 d, y0, y1, y2, n0, n1, n2 = hull_local(H, s.hull_id, q[0], q[1], q[2])
                 y, n = world_point(s, (y0, y1, y2)), world_vector(s, (n0, n1, n2))
             elif s.kind == MESH:
-                d, y, n, hint = _mesh_point(M, mesh, s, x, hint)
+                d, y, n, hint = mesh_point(M, mesh, s, x, hint)
             else:
                 d, y, n = point_row(s, x)
             evals += 1
