@@ -69,6 +69,7 @@ def _near_shape(W, H, M, T, centre, outer, k, padding, mask):
     c, R, slack = shape_sphere(s, centre, outer, k, boxes)
     limit, sure = padding + slack, padding - slack
     point_bound = s.kind > CAPSULE and s.kind != PLANE
+    exact_low = not point_bound   # node_lower is the minimum over the box (capsule: below limit)
     hint = -1
     mesh = W.mesh_id[k]
     evals = 0
@@ -77,13 +78,23 @@ def _near_shape(W, H, M, T, centre, outer, k, padding, mask):
     while top > 0:
         top -= 1
         i = stack[top]
-        if node_lower(s, boxes, i, c, R, limit) > limit:
+        low = node_lower(s, boxes, i, c, R, limit)
+        if low > limit:
             continue
         first, count = nodes[i, 0], nodes[i, 1]
         j = first
-        # the box's centre (count != 1: a lone point is its own centre), then the leaf's
-        # points: one exact evaluation site (nearest_ball's reason: no inlined call taking W, H, M)
-        for u in range(-1 if count != 1 else 0, count):
+        h = 0.5 * math.sqrt((boxes[i, 3] - boxes[i, 0]) ** 2 + (boxes[i, 4] - boxes[i, 1]) ** 2
+                            + (boxes[i, 5] - boxes[i, 2]) ** 2)
+        # the box's centre (not for a lone point, its own centre, nor where node_lower is the
+        # exact minimum over the box and the box is too large to lie within the padding), then
+        # the leaf's points: one exact evaluation site (nearest_ball's reason: no inlined call
+        # taking W, H, M)
+        centre = count != 1 and not (exact_low and low + h >= sure)
+        if not centre and count == 0:
+            stack[top], stack[top + 1] = first, first + 1
+            top += 2
+            continue
+        for u in range(-1 if centre else 0, count):
             if u < 0:
                 x = (0.5 * (boxes[i, 0] + boxes[i, 3]), 0.5 * (boxes[i, 1] + boxes[i, 4]),
                      0.5 * (boxes[i, 2] + boxes[i, 5]))
@@ -107,8 +118,6 @@ def _near_shape(W, H, M, T, centre, outer, k, padding, mask):
                 if d <= padding:
                     mask[j] = True
                 continue
-            h = 0.5 * math.sqrt((boxes[i, 3] - boxes[i, 0]) ** 2 + (boxes[i, 4] - boxes[i, 1]) ** 2
-                                + (boxes[i, 5] - boxes[i, 2]) ** 2)
             if d - h > limit:
                 break
             if d + h < sure:   # every point of the box within the padding
