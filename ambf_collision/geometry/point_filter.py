@@ -18,13 +18,20 @@ k-d tree per shape, all shapes in one compiled call: a node is skipped when
 corner, a capsule's segment) exceeds the padding; otherwise its box's centre is evaluated
 exactly (signed distances are 1-Lipschitz): the node is skipped when that value minus the box's
 half diagonal exceeds the padding, and all its points are marked without evaluation when that
-value plus the half diagonal is below it (a box inside a shape or wholly within the padding);
+value plus the half diagonal is below it (a box inside a shape or wholly within the padding).
+For a sphere, a capsule and a plane, whose ``node_lower`` is already the minimum over the box,
+the centre is evaluated only when that minimum plus the half diagonal is below the padding;
 a leaf's remaining points are evaluated one by one (after their bounding-sphere bound for
 solids, hulls and meshes), a point already marked by an earlier shape not again. Both
 decisions keep a margin of ``slack`` (``POINT_PRUNE_SLACK`` times the coordinates' magnitude,
 :func:`~ambf_collision.geometry.point_query.shape_sphere`) so the mask equals the brute-force
 test ``d(x) <= padding`` of every point with the same kernel, points at exactly the padding
 included.
+
+Measured (test/geometry/test_point_filter.py, 2 shared cores, 2026-12-07): 24,000 points of a
+camera's view of the demo arm (3,000 on the arm), its 6 robot shapes, padding 2 cm: 660 exact
+evaluations in all; the compiled call 65-100 us (median), the Python call 85-150 us with
+``bounds`` given (``shape_bounds`` adds ~40 us: compute it once per set of shapes).
 """
 
 from __future__ import annotations
