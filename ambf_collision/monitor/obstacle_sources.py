@@ -29,6 +29,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from ambf_collision.geometry.point_filter import points_near_shapes
+from ambf_collision.geometry.point_query import shape_bounds
 from ambf_collision.geometry.point_set import BuildScratch, PointSet
 from ambf_collision.model.obstacles import ObstacleSource, robot_shapes
 from ambf_collision.monitor.continuous import touch_fractions
@@ -147,6 +148,7 @@ class ObstacleSources:
             self._filter_data = data = model.create_data()
             self._root_R, self._root_t = data.file_R.copy(), data.file_t.copy()
             self._robot_shapes = robot_shapes(model)
+            self._bounds = shape_bounds(data.world)   # local frames: constant (40 us a call)
 
     def __bool__(self) -> bool:
         return bool(self.sources)
@@ -187,7 +189,7 @@ class ObstacleSources:
         data.file_R[...], data.file_t[...] = self._root_R, self._root_t
         model.evaluate(data, report_distance=-math.inf, near_only=True)
         return points_near_shapes(point_set, data.world, self._robot_shapes,
-                                  src.spec.self_filter_padding)
+                                  src.spec.self_filter_padding, bounds=self._bounds)
 
     def evaluated(self, stamp: float, q, file_R, file_t) -> None:
         """The monitor evaluated the state ``q`` at ``stamp`` with these root poses."""

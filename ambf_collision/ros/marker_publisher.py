@@ -52,6 +52,21 @@ class MarkerPublisher:
         self.node.destroy_timer(self._timer)
         self._timer = self.node.create_timer(self._period, self._on_timer)
 
+    @property
+    def period(self) -> float:
+        """``1 / marker_rate`` (s)."""
+        return self._period
+
+    def wanted(self) -> bool:
+        """Markers are on and someone subscribes."""
+        return self.enabled and self._publisher.get_subscription_count() > 0
+
+    def publish_other(self, array: MarkerArray) -> None:
+        """Another view's ``MarkerArray`` on the same topic (the clouds: ``ros/cloud_markers.py``;
+        its own namespaces, its own schedule)."""
+        self._publisher.publish(array)
+        self.published += 1
+
     def new_scene(self, cache: dict) -> None:
         """A scene was installed: its templates (``cache``), and nothing of the old one to show."""
         self._cache = cache

@@ -58,6 +58,7 @@ from ambf_collision.ros.node_outputs import ResultPublisher
 from ambf_collision.ros.node_parameters import (MONITOR_KEYS, PAIR_KEYS, PARAMETERS,
                                                 check_combination, check_pairs_syntax,
                                                 check_report_distances)
+from ambf_collision.ros.obstacle_intake import ObstacleIntake
 from ambf_collision.ros.parameters import ConfigError, declare_parameters, on_set_parameters
 from ambf_collision.ros.run import one_line, run_node
 from ambf_collision.ros.scene_loading import (PreparedScene, SceneLoader, load_node_scene,
@@ -100,6 +101,8 @@ class CollisionMonitorNode(Node):
         self.markers = MarkerPublisher(self, p["marker_rate"], p["publish_markers"],
                                        self._build_markers)
         self.results = ResultPublisher(self)  # before the load: subscribers find it meanwhile
+        sources = p["obstacle_sources"]
+        self.obstacles = ObstacleIntake(self, sources) if sources else None
 
         self.install_scene(self.load_scene_files(p), previous=None)
 
@@ -160,8 +163,9 @@ class CollisionMonitorNode(Node):
                                        required_joints=self.params["required_joints"],
                                        joint_sources=[None if f < 0 else f for f in files],
                                        joint_aliases=self.params["joint_aliases"],
-                                       idle_reason=NO_ADF if scene.empty else "")
-        except ValueError as err:  # required_joints or joint_aliases naming an unknown joint
+                                       idle_reason=NO_ADF if scene.empty else "",
+                                       obstacle_sources=self.obstacles.specs if self.obstacles else ())
+        except ValueError as err:  # required_joints, joint_aliases or a source's bodies unknown
             raise ConfigError(f"parameter {err}") from None
         if previous is not None:
             monitor.take_over(previous)
@@ -242,6 +246,11 @@ class CollisionMonitorNode(Node):
             else:  # unstamped, taken with accept_unstamped: stamped on arrival, never 0
                 self.results.joint_state_accepted(None, None, 0, 0)
         self._cycle(now, t0)
+
+    def input_arrived(self, t0: float) -> None:
+        """An input other than a joint state changed the scene (a cloud, ``ros/obstacle_intake.py``):
+        evaluate when the rate limiter allows. ``t0``: ``perf_counter`` at its arrival."""
+        self._cycle(self.now(), t0)
 
     def publish_now(self) -> None:
         """Evaluate (when the status allows) and publish at once, whatever the rate limiter

@@ -85,6 +85,7 @@ class DiagnosticsPublisher:
                            f"{tf['frames']}, dropped {tf['dropped']}"),
             "scene_load_s": number(node.prepared.seconds, ".3f"),
             "reloading": "true" if node.loader.busy else "false",
+            **(node.obstacles.diagnostics() if node.obstacles is not None else {}),
         }
         closure = closure_summary(node.model, out.result) if out is not None and out.result else {}
         stale = out.stale_joints if out is not None else ()  # (as the reason names them)

@@ -59,6 +59,10 @@ PARAMETERS = {
     "required_joints": P([""], STRINGS, "joints that must have been received before anything is "
                          "evaluated (NO_JOINT_STATE until then); others keep their last value, "
                          "initially 0"),
+    # -- sensed obstacles (read-only; per source the keys of SOURCE_PARAMETERS) ------------------
+    "obstacle_sources": P([""], STRINGS, "point-cloud sources (names), each with its own "
+                          "parameters SOURCE.topic, SOURCE.point_radius, ... (nav2's style); "
+                          "[''] = none"),
     # -- run time (can be changed with `ros2 param set`) ---------------------------------------
     "report_distance": P(0.05, NUMBER, "pairs closer than this (m) are published as contacts",
                          0.0, 100.0, read_only=False),
@@ -105,6 +109,31 @@ PARAMETERS = {
     "diagnostics_period": P(1.0, NUMBER, "seconds between /diagnostics messages", 0.1, 3600.0,
                             read_only=False),
 }
+
+SOURCE_PARAMETERS = {
+    "topic": P("", STRING, "the sensor_msgs/PointCloud2 topic (relative names take the node's "
+               "namespace); '' = SOURCE"),
+    "point_radius": P(0.0, NUMBER, "each point is a ball of this radius (m)", 0.0, 10.0),
+    "voxel_size": P(0.0, NUMBER, "keep the first point of each cube of this size (m); 0 keeps "
+                    "every point", 0.0, 10.0),
+    "min_range": P(0.0, NUMBER, "points nearer the sensor than this (m) are dropped", 0.0, 1e4),
+    "max_range": P(10.0, NUMBER, "points farther from the sensor than this (m) are dropped",
+                   0.0, 1e4, low_open=True),
+    "source_timeout": P(1.0, NUMBER, "a source whose newest cloud is older than this (s), or "
+                        "that sent none for this long, is STALE_SOURCE and not used; 0 = never",
+                        0.0, 3600.0),
+    "self_filter_padding": P(0.02, NUMBER, "points within this (m) of the robot's own shapes at "
+                             "the cloud's stamp are its own image and removed", 0.0, 1.0),
+    "bodies": P([""], STRINGS, "bodies checked against the source (names or fnmatch patterns, "
+                "qualified or plain); [''] = every robot body (in a kinematic tree with another "
+                "body)"),
+    "report_distance": P(-1.0, NUMBER, "bodies closer than this (m) to the source are "
+                         "published as contacts; -1 = environment_report_distance", -1.0, 100.0),
+    "max_points": P(1000000, NUMBER, "a larger cloud is truncated to its first max_points "
+                    "points (a warning says so)", 1.0, 1e8),
+}
+"""Per obstacle source ``SOURCE``: the parameters ``SOURCE.<key>`` (``ros/obstacle_intake.py``)."""
+
 
 MONITOR_KEYS = ("report_distance", "max_rate", "heartbeat_rate", "joint_state_timeout",
                 "joint_forget_timeout", "future_tolerance", "max_stamp_age", "accept_unstamped",

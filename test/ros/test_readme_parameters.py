@@ -14,7 +14,6 @@ import math
 import yaml
 from conftest import REPO
 
-from ambf_collision.ros.node_parameters import PARAMETERS
 from ambf_collision.ros.parameters import NUMBER
 
 
@@ -27,6 +26,7 @@ def _script():
 
 
 TABLE = _script()
+PARAMETERS = TABLE.declared()   # the node's, then each obstacle source's (SOURCE.<key>)
 README_ROWS = TABLE.readme_table((REPO / "README.md").read_text())
 
 
@@ -67,7 +67,8 @@ def test_readme_rows_read_back_as_the_declarations():
 def test_every_number_has_the_unit_its_description_names():
     numbers = {n for n, s in PARAMETERS.items() if s.kind == NUMBER}
     assert set(TABLE.UNITS) == numbers
-    words = {"m": ("(m)",), "Hz": ("Hz",), "s": ("(s)", "seconds"), "rad/m": ("(rad or m)",)}
+    words = {"m": ("(m)",), "Hz": ("Hz",), "s": ("(s)", "seconds"), "rad/m": ("(rad or m)",),
+             "points": ("points",)}
     for name in numbers:
         text = PARAMETERS[name].text
         assert any(w in text for w in words[TABLE.UNITS[name]]), (name, text)
