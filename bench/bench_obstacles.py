@@ -19,6 +19,22 @@ on the arm's own shapes (its image), 1 mm noise, 2 % NaN (pixels without a retur
 Run after ``make env`` (or with the package importable): ``bench/bench_obstacles.py [--clouds
 N] [--evaluations N] [--rounds R]``. Times: median and p99 (single calls, perf_counter_ns); the
 machine is shared, so compare the columns of one run.
+
+Measured 2026-12-07 19:22 UTC (2-CPU VM, idle; defaults):
+
+| arm | intake, median / p99 | points | evaluation without source | with source | added |
+|---|---|---|---|---|---|
+| demo arm (6 robot shapes) | 3.39 / 4.02 ms | 19,554 kept, 3,908 on the robot | 0.094 / 0.197 ms | 0.258 / 0.422 ms | +164 us |
+| dVRK PSM, hulls (14 hull shapes) | 14.8 / 25.7 ms | 19,394 kept, 4,157 on the robot | 0.067 / 0.161 ms | 2.66 / 4.88 ms | +2,591 us |
+
+Neither target is met. Where the demo arm's intake goes (medians, a separate timing of the
+parts): decode 0.13 ms, the world transform and the k-d tree 1.48 ms, the self filter 0.20 ms,
+the tree without the robot's points 0.30 ms (``PointSet.subset``: no sort; 1.2 ms when it
+was built again), the evaluation 0.30 ms. Per evaluation on the demo arm the nearest-ball kernel
+takes 40 us, the rest is Python (merging the rows, the joint history). On the PSM's hulls every
+exact point distance scans the hull's faces and, off a face, its edges (``points.hull_local``):
+2 ms a query and 8 ms a self filter; the face planes' bound (``hull_planes``) now prunes the
+points it can (2.9 -> 2.0 ms), and what is left wants the hill-climbing support of issue 36.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from numba import njit
 from ambf_collision.geometry.mesh_set import no_meshes
 from ambf_collision.geometry.point_query import (TREE_STACK, PointTree, mesh_point, node_lower,
                                                  shape_bounds, shape_sphere)
-from ambf_collision.geometry.points import hull_local, point_row
+from ambf_collision.geometry.points import hull_nearest, hull_planes, point_row
 from ambf_collision.geometry.shapes import CAPSULE, CONVEX, MESH, PLANE
 from ambf_collision.geometry.world_shapes import hull_arrays, local_point, shape_row, world_of
 
@@ -113,9 +113,11 @@ def _near_shape(W, H, M, T, centre, outer, k, padding, mask):
                 if point_bound and math.sqrt((x[0] - c[0]) ** 2 + (x[1] - c[1]) ** 2
                                              + (x[2] - c[2]) ** 2) - R > limit:
                     continue
-            if s.kind == CONVEX:
+            if s.kind == CONVEX:   # the face planes' bound first: exact inside, O(faces)
                 q = local_point(s, x)
-                d = hull_local(H, s.hull_id, q[0], q[1], q[2])[0]
+                d, f = hull_planes(H, s.hull_id, q[0], q[1], q[2])
+                if d == -math.inf or 0.0 <= d <= limit + (h if u < 0 else 0.0):   # no faces, or near
+                    d = hull_nearest(H, s.hull_id, q[0], q[1], q[2], d, f)[0]
             elif s.kind == MESH:
                 d, _, _, hint = mesh_point(M, mesh, s, x, hint)
             else:

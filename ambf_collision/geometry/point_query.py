@@ -45,7 +45,7 @@ from numba import njit
 from ambf_collision.geometry.mesh_distance import node_bound, point_phi
 from ambf_collision.geometry.mesh_set import mesh_arrays, no_meshes
 from ambf_collision.geometry.pairs import bound_data
-from ambf_collision.geometry.points import hull_local, point_row
+from ambf_collision.geometry.points import hull_nearest, hull_planes, point_row
 from ambf_collision.geometry.shapes import CAPSULE, CONVEX, MESH, PLANE
 from ambf_collision.geometry.tolerances import POINT_PRUNE_SLACK
 from ambf_collision.geometry.world_shapes import (hull_arrays, local_point, shape_row, world_of,
@@ -166,8 +166,11 @@ def nearest_ball(W, H, M, T, centre, outer, k, radius, cutoff):
                                     + (boxes[b, 5] - boxes[b, 2]) ** 2)
             if s.kind == CONVEX:
                 q = local_point(s, x)
-                d, y0, y1, y2, n0, n1, n2 = hull_local(H, s.hull_id, q[0], q[1], q[2])
-                y, n = world_point(s, (y0, y1, y2)), world_vector(s, (n0, n1, n2))
+                d, f = hull_planes(H, s.hull_id, q[0], q[1], q[2])
+                y = n = x
+                if d <= best + slack + h:   # else the face planes' bound already prunes it
+                    d, y0, y1, y2, n0, n1, n2 = hull_nearest(H, s.hull_id, q[0], q[1], q[2], d, f)
+                    y, n = world_point(s, (y0, y1, y2)), world_vector(s, (n0, n1, n2))
             elif s.kind == MESH:
                 d, y, n, hint = mesh_point(M, mesh, s, x, hint)
             else:

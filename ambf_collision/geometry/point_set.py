@@ -26,7 +26,8 @@ of that radius). The build (all compiled, ``@njit(cache=True)``):
    parents as unions. O(N): no comparison sort, no median search.
 
 Arrays (constant after the build; tree order): ``points (n,3)``, ``index (n,) int64`` (row of
-each point in the input array), ``nodes (m,2) int64`` (``(first, count)``: a leaf holds points
+each point in the input array), ``codes (n,) int64`` (their Morton codes: :meth:`PointSet.subset`
+drops points and splits again without a sort), ``nodes (m,2) int64`` (``(first, count)``: a leaf holds points
 ``first .. first + count - 1``; an inner node has ``count == 0`` and children ``first``,
 ``first + 1``: the layout of :mod:`~ambf_collision.geometry.bvh`), ``boxes (m,6)`` (``lo, hi``).
 Queries: :mod:`~ambf_collision.geometry.point_query`.
@@ -57,7 +58,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["LEAF_SIZE", "BuildScratch", "PointSet", "build_arrays", "tree_boxes"]
+__all__ = ["LEAF_SIZE", "BuildScratch", "PointSet", "build_arrays", "subset_arrays", "tree_boxes"]
 
 LEAF_SIZE = 8
 """Points per leaf at most (a leaf's points are tested one by one after their node's bound)."""
@@ -256,9 +257,10 @@ def tree_boxes(pts, nodes):
 def build_arrays(points, origin, min_range, max_range, use_range, voxel, leaf, keep, Q, Q2, key,
                  key2, idx, idx2, nodes):
     """The whole build in one compiled call (module docstring), in the scratch arrays of a
-    :class:`BuildScratch` (``keep`` .. ``nodes``): ``(points, index, nodes, boxes,
-    n_nonfinite, n_out_of_range, n_selected, bad_axis)``, new arrays of their exact sizes;
-    ``bad_axis`` > 0 names the axis (1-based) the voxel grid spans too many cells of."""
+    :class:`BuildScratch` (``keep`` .. ``nodes``): ``(points, index, codes, nodes, boxes,
+    n_nonfinite, n_out_of_range, n_selected, bad_axis)``, new arrays of their exact sizes
+    (``codes``: the points' Morton codes, for :func:`subset_arrays`); ``bad_axis`` > 0 names
+    the axis (1-based) the voxel grid spans too many cells of."""
     rows, nonfinite, outside = _select(points, origin, min_range, max_range, use_range, keep)
     selected = rows.shape[0]
     bad = 0
@@ -267,7 +269,26 @@ def build_arrays(points, origin, min_range, max_range, use_range, voxel, leaf, k
     pts, ix, codes = _morton_order(points, rows, Q, Q2, key, key2, idx, idx2)
     used = _split_nodes(codes, leaf, nodes)
     boxes = tree_boxes(pts, used)
-    return pts.copy(), ix.copy(), used.copy(), boxes, nonfinite, outside, selected, bad
+    return pts.copy(), ix.copy(), codes.copy(), used.copy(), boxes, nonfinite, outside, selected, bad
+
+
+@njit(cache=True, error_model="numpy")
+def subset_arrays(points, index, codes, keep, leaf, nodes):
+    """The tree of the points where ``keep`` (tree order) is True: ``(points, index, codes,
+    nodes, boxes)``, new arrays. The kept points stay in Morton order (a subsequence of a sorted
+    sequence), so only the splits and the boxes are made again, on the same grid: no sort."""
+    n = 0
+    for j in range(keep.shape[0]):
+        n += keep[j]
+    pts, ix, cs = np.empty((n, 3)), np.empty(n, np.int64), np.empty(n, np.int64)
+    k = 0
+    for j in range(keep.shape[0]):
+        if keep[j]:
+            pts[k, 0], pts[k, 1], pts[k, 2] = points[j, 0], points[j, 1], points[j, 2]
+            ix[k], cs[k] = index[j], codes[j]
+            k += 1
+    used = _split_nodes(cs, leaf, nodes)
+    return pts, ix, cs, used.copy(), tree_boxes(pts, used)
 
 
 class BuildScratch:
@@ -332,13 +353,13 @@ class PointSet:
         if scratch is None:
             scratch = BuildScratch(len(P))
         scratch.reserve(len(P))
-        (self.points, self.index, self.nodes, self.boxes, nonfinite, outside, selected,
-         bad) = build_arrays(P, o, lo, hi, use_range, voxel, np.int64(LEAF_SIZE), *scratch.arrays)
+        (self.points, self.index, self.codes, self.nodes, self.boxes, nonfinite, outside,
+         selected, bad) = build_arrays(P, o, lo, hi, use_range, voxel, np.int64(LEAF_SIZE),
+                                       *scratch.arrays)
         if bad:
             raise ValueError(f"PointSet: voxel_size {voxel} m gives more than 2^{_GRID_BITS} cells "
                              f"along {'xyz'[bad - 1]}: raise voxel_size or bound the range")
-        for a in (self.points, self.index, self.nodes, self.boxes):
-            a.flags.writeable = False
+        self._freeze()
         self.n_input = len(P)
         self.n_nonfinite, self.n_out_of_range = int(nonfinite), int(outside)
         self.n_voxel_merged = int(selected) - len(self.points)
@@ -346,16 +367,26 @@ class PointSet:
     def __len__(self) -> int:
         return len(self.points)
 
+    def _freeze(self) -> None:
+        for a in (self.points, self.index, self.codes, self.nodes, self.boxes):
+            a.flags.writeable = False
+
     def subset(self, keep, scratch=None) -> "PointSet":
         """A new set of this set's points where ``keep`` (``(len(self),)`` bool, tree order) is
-        True, same radius, no filter, built in ``scratch`` (as the constructor); its ``index``
-        names the rows of this set's input, and its counts are this set's."""
+        True, same radius, its tree made again on this set's grid (:func:`subset_arrays`: no
+        sort; ``scratch`` as the constructor's); its ``index`` names the rows of this set's
+        input, and its counts are this set's."""
         keep = np.asarray(keep, dtype=bool)
         if keep.shape != (len(self),):
             raise ValueError(f"PointSet.subset: keep must be ({len(self)},) bool, got {keep.shape}")
-        out = PointSet(self.points[keep], self.point_radius, scratch=scratch)
-        out.index = self.index[keep][out.index]
-        out.index.flags.writeable = False
+        if scratch is None:
+            scratch = BuildScratch(len(self))
+        scratch.reserve(len(self))
+        out = object.__new__(PointSet)
+        out.point_radius = self.point_radius
+        out.points, out.index, out.codes, out.nodes, out.boxes = subset_arrays(
+            self.points, self.index, self.codes, keep, np.int64(LEAF_SIZE), scratch.arrays[-1])
+        out._freeze()
         out.n_input, out.n_nonfinite = self.n_input, self.n_nonfinite
         out.n_out_of_range, out.n_voxel_merged = self.n_out_of_range, self.n_voxel_merged
         return out

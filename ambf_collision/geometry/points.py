@@ -51,7 +51,8 @@ from ambf_collision.geometry.world_shapes import (hull_arrays, local_point, make
                                                   shape_row, world_of, world_point, world_vector)
 
 __all__ = ["point_signed_distance", "point_signed_distance_batch", "point_row", "box_local",
-           "cylinder_local", "cone_local", "solid_local", "hull_local", "unit2"]
+           "cylinder_local", "cone_local", "solid_local", "hull_local", "hull_planes",
+           "hull_nearest", "unit2"]
 
 
 @njit(cache=True, error_model="numpy")
@@ -175,16 +176,11 @@ def _vertex(V, i):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def hull_local(H, h, q0, q1, q2):
-    """Hull ``h`` of the ``Hulls`` arrays ``H``; point ``q`` in the hull's local frame.
-
-    Let ``f`` be the face plane the point is least deep behind (or farthest in front of),
-    ``s`` its signed distance. Inside (``s < 0``) that plane is the nearest surface. Outside, if
-    the point's projection on ``f`` satisfies every face plane (up to ``HULL_FACE_SLACK``), it
-    is the nearest point (the offset is along that face's normal); otherwise the nearest point
-    lies on an edge or a vertex: the nearest of the hull's vertices and edges
-    (``neighbors``; the diagonals of merged faces among them lie inside faces and cannot be
-    nearer). Face planes and edges only, no triangles; O(faces + edges)."""
+def hull_planes(H, h, q0, q1, q2):
+    """``(s, f)``: the largest signed distance ``s`` (m) of the point ``q`` (hull ``h``'s local
+    frame) to the hull's face planes, and that face. A lower bound of the point's signed
+    distance to the hull (exact inside, ``s < 0``); 1-Lipschitz in ``q`` (a maximum of
+    distances to planes). O(faces); :func:`hull_local` finishes from it."""
     smax = -np.inf
     f = H.face_start[h]
     for j in range(H.face_start[h], H.face_start[h + 1]):
@@ -192,6 +188,27 @@ def hull_local(H, h, q0, q1, q2):
              - H.face_offset[j])
         if s > smax:
             smax, f = s, j
+    return smax, f
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def hull_local(H, h, q0, q1, q2):
+    """Hull ``h`` of the ``Hulls`` arrays ``H``; point ``q`` in the hull's local frame.
+
+    Let ``f`` be the face plane the point is least deep behind (or farthest in front of),
+    ``s`` its signed distance (:func:`hull_planes`). Inside (``s < 0``) that plane is the
+    nearest surface. Outside, if the point's projection on ``f`` satisfies every face plane (up
+    to ``HULL_FACE_SLACK``), it is the nearest point (the offset is along that face's normal);
+    otherwise the nearest point lies on an edge or a vertex: the nearest of the hull's vertices
+    and edges (``neighbors``; the diagonals of merged faces among them lie inside faces and
+    cannot be nearer). Face planes and edges only, no triangles; O(faces + edges)."""
+    smax, f = hull_planes(H, h, q0, q1, q2)
+    return hull_nearest(H, h, q0, q1, q2, smax, f)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def hull_nearest(H, h, q0, q1, q2, smax, f):
+    """:func:`hull_local` of the point ``q`` whose :func:`hull_planes` are ``(smax, f)``."""
     n = (H.face_normal[f, 0], H.face_normal[f, 1], H.face_normal[f, 2])
     has_face = H.face_start[h + 1] > H.face_start[h]
     x = (q0 - smax * n[0], q1 - smax * n[1], q2 - smax * n[2])

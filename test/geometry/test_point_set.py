@@ -312,5 +312,10 @@ def test_a_subset_keeps_the_chosen_points_and_names_their_input_rows():
     assert sorted(sub.index.tolist()) == sorted(ps.index[keep].tolist())
     np.testing.assert_array_equal(sub.points, P[sub.index])   # each point is its input row
     assert (sub.n_input, sub.n_nonfinite, sub.n_voxel_merged) == (500, 1, ps.n_voxel_merged)
+    # the tree made again without a sort answers every kind as brute force over the kept rows
+    hidden = P.copy()
+    hidden[np.setdiff1d(np.arange(len(P)), sub.index)] = np.nan
+    check(sub, WorldShapes.from_shapes(every_kind(rng)), hidden, 0.01)
+    assert np.all(np.diff(sub.codes) >= 0)   # still in Morton order
     with pytest.raises(ValueError, match="keep must be"):
         ps.subset(keep[:-1])
