@@ -58,7 +58,8 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["LEAF_SIZE", "BuildScratch", "PointSet", "build_arrays", "subset_arrays", "tree_boxes"]
+__all__ = ["LEAF_SIZE", "BuildScratch", "PointSet", "build_arrays", "checked_length", "subset_arrays",
+           "tree_boxes"]
 
 LEAF_SIZE = 8
 """Points per leaf at most (a leaf's points are tested one by one after their node's bound)."""
@@ -313,10 +314,12 @@ class BuildScratch:
                        np.empty(n, np.int64), np.empty((2 * n + 1, 2), np.int64))
 
 
-def _length(name: str, value, allow_inf: bool = False) -> float:
+def checked_length(owner: str, name: str, value, allow_inf: bool = False) -> float:
+    """``value`` as a length (m): finite and >= 0 (+inf too with ``allow_inf``), else
+    ValueError naming ``owner`` and the key ``name``."""
     v = float(value)
     if not (v >= 0.0 and (allow_inf or math.isfinite(v))):
-        raise ValueError(f"PointSet: {name} must be {'>= 0' if allow_inf else 'finite and >= 0'}"
+        raise ValueError(f"{owner}: {name} must be {'>= 0' if allow_inf else 'finite and >= 0'}"
                          f" (m), got {value!r}")
     return v
 
@@ -341,9 +344,10 @@ class PointSet:
             raise ValueError(f"PointSet: points must be an (N, 3) array of numbers: {err}") from None
         if P.ndim != 2 or P.shape[1] != 3:
             raise ValueError(f"PointSet: points must be an (N, 3) array, got shape {P.shape}")
-        self.point_radius = _length("point_radius", point_radius)
-        voxel = _length("voxel_size", voxel_size)
-        lo, hi = _length("min_range", min_range), _length("max_range", max_range, allow_inf=True)
+        self.point_radius = checked_length("PointSet", "point_radius", point_radius)
+        voxel = checked_length("PointSet", "voxel_size", voxel_size)
+        lo = checked_length("PointSet", "min_range", min_range)
+        hi = checked_length("PointSet", "max_range", max_range, allow_inf=True)
         if lo > hi:
             raise ValueError(f"PointSet: min_range {lo} > max_range {hi}")
         use_range = origin is not None

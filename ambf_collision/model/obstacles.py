@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from ambf_collision.geometry.point_query import PointTree, nearest_ball
-from ambf_collision.geometry.point_set import BuildScratch, PointSet
+from ambf_collision.geometry.point_set import BuildScratch, PointSet, checked_length
 from ambf_collision.model.contact_rows import contact_row_width
 from ambf_collision.model.evaluate_kernel import data_tables, model_tables
 from ambf_collision.model.jacobians import write_contact_row
@@ -123,14 +123,6 @@ def _checked_bodies(model, bodies) -> list:
     return sorted(chosen)
 
 
-def _length(source: str, name: str, value, allow_inf: bool = False) -> float:
-    v = float(value)
-    if not (v >= 0.0 and (allow_inf or math.isfinite(v))):
-        raise ValueError(f"obstacle source {source!r}: {name} must be "
-                         f"{'>= 0' if allow_inf else 'finite and >= 0'} (m), got {value!r}")
-    return v
-
-
 class ObstacleSource:
     """One sensor's obstacles against a :class:`Model` (module docstring), constant.
 
@@ -154,10 +146,11 @@ class ObstacleSource:
                                 else float(report_distance))
         if self.report_distance is not None and math.isnan(self.report_distance):
             raise ValueError(f"obstacle source {name!r}: report_distance must be a number (m)")
-        self.point_radius = _length(name, "point_radius", point_radius)
-        self.voxel_size = _length(name, "voxel_size", voxel_size)
-        self.min_range = _length(name, "min_range", min_range)
-        self.max_range = _length(name, "max_range", max_range, allow_inf=True)
+        who = f"obstacle source {name!r}"
+        self.point_radius = checked_length(who, "point_radius", point_radius)
+        self.voxel_size = checked_length(who, "voxel_size", voxel_size)
+        self.min_range = checked_length(who, "min_range", min_range)
+        self.max_range = checked_length(who, "max_range", max_range, allow_inf=True)
         if self.min_range > self.max_range:
             raise ValueError(f"obstacle source {name!r}: min_range {self.min_range} > "
                              f"max_range {self.max_range}")
