@@ -62,6 +62,13 @@ Where the time goes (measured on the 2-CPU dev box, 2026-11-30, each part isolat
 
     bench/bench_latency.py [--case realistic|bare] [--quick | --full] [--seconds S]
                            [--rounds R] [--rates 100,500,1000] [--targets echo,node]
+                           [--continuous] [--cloud HZ]
+
+``--cloud 30`` (issue 39): a fourth process publishes a 24,000-point cloud at 30 Hz
+(``latency_peers.py clouds``), the node's obstacle source ``camera``; the echo runs beside the
+same publisher. The node's ``/diagnostics`` value ``source camera`` (its intake, from a cloud's
+arrival to the end of the evaluation that used it, median and p99 over the last 256 clouds) is
+printed per node row.
 """
 
 from __future__ import annotations
@@ -149,11 +156,18 @@ def shut_down(pub, rx, proc, label: str) -> None:
         print(f"{label} stderr:\n" + err[-2000:], file=sys.stderr)
 
 
+CLOUD_SOURCE = ("obstacle_sources:=['camera']", "camera.topic:=/points",
+                "camera.point_radius:=0.002", "camera.source_timeout:=0.5")
+"""The node's point-cloud source for ``--cloud`` (the clouds of ``latency_peers.py clouds``)."""
+
+
 def measure(target: str, domain: int, rates: list[float], seconds: float, case: str = "bare",
-            pose: str = "moving", node_parameters=()) -> list[dict]:
+            pose: str = "moving", node_parameters=(), cloud: float = 0.0) -> list[dict]:
     """Start ``target`` (``node`` or ``echo``) and a publisher; one row per rate, with the
     window's latencies (``lat``, ms) for :func:`pooled`. ``node_parameters``: more
-    ``NAME:=VALUE`` for the node (``--continuous``)."""
+    ``NAME:=VALUE`` for the node (``--continuous``); ``cloud`` (Hz, 0: none): a cloud publisher
+    as well (``latency_peers.py clouds``: for the echo too, the same load on the machine) and
+    the node's source :data:`CLOUD_SOURCE`."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED="1")
     wrap = [sys.executable, WRAPPER, target] if WRAPPER else None  # experiments only
     if target == "node" and case == "realistic":
@@ -165,9 +179,13 @@ def measure(target: str, domain: int, rates: list[float], seconds: float, case: 
     else:
         cmd = wrap or [sys.executable, PEERS, "echo"]
     if target == "node":
-        cmd += [arg for value in node_parameters for arg in ("-p", value)]
+        params = tuple(node_parameters) + (CLOUD_SOURCE if cloud else ())
+        cmd += [arg for value in params for arg in ("-p", value)]
     proc = subprocess.Popen(cmd, cwd=str(REPO), env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
+    clouds = (subprocess.Popen([sys.executable, PEERS, "clouds", "--domain", str(domain),
+                                "--cloud-rate", str(cloud)], cwd=str(REPO), env=env,
+                               stdout=subprocess.DEVNULL) if cloud else None)
     pub = rx = None
     rows = []
     try:
@@ -230,8 +248,13 @@ def measure(target: str, domain: int, rates: list[float], seconds: float, case: 
         if rows and published and rx.received is not None:
             # lost joint states that the node did receive were lost on the way back
             rows[-1]["received"] = (rx.received, published[0])
+        if rows and rx.source:
+            rows[-1]["source"] = rx.source
         pub.wait(timeout=10)
     finally:
+        if clouds is not None:
+            clouds.kill()
+            clouds.wait()
         shut_down(pub, rx, proc, f"bench_latency: {target}")
     return rows
 
@@ -261,6 +284,9 @@ def pooled(rows: list[dict]) -> list[dict]:
             row[key] = float(np.mean([r[key] for r in rs]))
         received = [r["received"] for r in rs if "received" in r]
         row.pop("received", None)
+        sources = [r["source"] for r in rs if "source" in r]
+        if sources:
+            row["source"] = sources[-1]
         if received:
             row["received"] = tuple(int(sum(x)) for x in zip(*received))
         out.append(row)
@@ -283,6 +309,9 @@ def main(argv=None) -> int:
     ap.add_argument("--continuous", action="store_true",
                     help="the node with continuous:=true (each evaluation covers the step from "
                     "the previous joint state)")
+    ap.add_argument("--cloud", type=float, default=0.0, metavar="HZ",
+                    help="also a 24,000-point PointCloud2 at HZ on /points, the node's obstacle "
+                    "source 'camera' (issue 39)")
     ap.add_argument("--domain", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     rates = [float(r) for r in args.rates.split(",")]
@@ -300,12 +329,13 @@ def main(argv=None) -> int:
     for _ in range(rounds):  # interleaved: each target in every stretch of the run
         for target, pose in runs:
             rows += measure(target, domain, rates, seconds / rounds, args.case, pose,
-                            ("continuous:=true",) if args.continuous else ())
+                            ("continuous:=true",) if args.continuous else (), args.cloud)
     rows = pooled(rows)
 
     what = ("config/demo.yaml as it is (demo arm + its probes, markers on with a subscriber)"
             if realistic else "demo arm (21 pairs) + 256 probes, markers off, max_rate 100000")
     what += ", continuous:=true" if args.continuous else ""
+    what += f", a 24,000-point cloud at {args.cloud:g} Hz (source 'camera')" if args.cloud else ""
     print(f"bench_latency {args.case}: {what}; {seconds:g} s per rate and target in {rounds} "
           f"interleaved round(s), domain {domain}, "
           f"{os.cpu_count()} CPUs; JointState publisher, target and receiver in 3 processes")
@@ -333,6 +363,10 @@ def main(argv=None) -> int:
                   f"of the {lost} lost in the windows, at least {max(0, lost - (total - got))} "
                   f"reached it unanswered, at most {min(lost, total - got)} never reached it "
                   "(best-effort sensor-data QoS)")
+    for r in rows:
+        if "source" in r:
+            print(f"{r['target']} {r['pose']}: /diagnostics source camera (the last round): "
+                  f"{r['source']}")
     floor = {r["rate"]: r for r in rows if r["target"] == "echo"}
     node = [r for r in rows if r["target"] == "node"]
     for r in node:

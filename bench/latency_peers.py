@@ -4,6 +4,7 @@ joint-state **publisher** and the **echo** node, the transport floor.
 
     python bench/latency_peers.py echo                 (with ROS_DOMAIN_ID set)
     python bench/latency_peers.py publish --domain D --rates 100,1000 --seconds S [--pose P]
+    python bench/latency_peers.py clouds --domain D --cloud-rate 30
 
 * ``echo``: a node named collision_monitor with the node's topics, QoS and executor loop
   (``ros/run.run_node``), which answers each JointState with an empty ContactArray carrying its
@@ -13,7 +14,12 @@ joint-state **publisher** and the **echo** node, the transport floor.
   stdin/stdout: ``READY`` once the target's subscription is matched, then it waits for a line on
   stdin; per rate :data:`WARM` s unrecorded, ``START <rate>``, the window, ``END <rate>
   <stamps ns...>``, :data:`DRAIN` s of silence; at the end ``TOTAL <n>`` (every joint state
-  published, warm-ups included).
+  published, warm-ups included);
+* ``clouds``: a sensor_msgs/PointCloud2 of :data:`CLOUD_POINTS` points in frame ``world`` at
+  ``--cloud-rate`` Hz on ``/points`` (sensor-data QoS), stamped with the wall clock, until
+  killed: uniform in the box around the demo arm ([-1, 1] x [-1, 1] x [0, 1.6] m, seeded; a
+  new draw of 1 % of them each time, so that the node's tree is built from a new cloud), the
+  robot's own image included. ``READY`` once a subscriber matched.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from process_stats import paced, without_gc_pauses
 TOUCH = (0.0, -math.acos(0.46), -math.pi + math.acos(0.46), 0.0)
 """The static contact pose (shoulder_yaw, shoulder_pitch, elbow, wrist): the forearm straight
 down, the fingertip 1 mm into the floor (test/ros/test_node_full.py derives it)."""
+CLOUD_POINTS = 24000  # the issue's cloud size
 WARM = 0.5  # s of publishing before each measured window (not counted)
 DRAIN = 0.5  # s after each window for late replies
 
@@ -109,16 +116,45 @@ def publish_main(domain: int, rates: list[float], seconds: float, pose: str = "m
     return 0
 
 
+def clouds_main(domain: int, rate: float) -> int:
+    """The cloud publisher (module docstring)."""
+    import rclpy
+    from rclpy.qos import qos_profile_sensor_data
+    from rclpy.signals import SignalHandlerOptions
+
+    from ambf_collision.ros.point_cloud import make_cloud
+
+    rclpy.init(domain_id=domain, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("bench_latency_clouds")
+    rng = np.random.default_rng(39)
+    points = rng.uniform((-1.0, -1.0, 0.0), (1.0, 1.0, 1.6), (CLOUD_POINTS, 3))
+    msg = make_cloud(points, "world")
+    pub = node.create_publisher(type(msg), "/points", qos_profile_sensor_data)
+    deadline = time.monotonic() + 20.0
+    while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    print("READY", flush=True)
+    for _ in paced(rate, 10**9):
+        k = rng.integers(0, CLOUD_POINTS, CLOUD_POINTS // 100)
+        points[k] = rng.uniform((-1.0, -1.0, 0.0), (1.0, 1.0, 1.6), (len(k), 3))
+        msg = make_cloud(points, "world", divmod(time.time_ns(), 1_000_000_000))
+        pub.publish(msg)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("role", choices=("echo", "publish"))
+    ap.add_argument("role", choices=("echo", "publish", "clouds"))
     ap.add_argument("--domain", type=int, default=0)
     ap.add_argument("--rates", default="1000", help="Hz, comma-separated")
     ap.add_argument("--seconds", type=float, default=2.0, help="recorded seconds per rate")
     ap.add_argument("--pose", choices=("moving", "static"), default="moving")
+    ap.add_argument("--cloud-rate", type=float, default=30.0, help="clouds: Hz")
     args = ap.parse_args(argv)
     if args.role == "echo":
         return echo_main()
+    if args.role == "clouds":
+        return clouds_main(args.domain, args.cloud_rate)
     return publish_main(args.domain, [float(r) for r in args.rates.split(",")], args.seconds,
                         args.pose)
 

@@ -41,6 +41,7 @@ class Receiver:
         self.diag = []  # (wall s, compute mean ms, compute max ms, callback mean ms)
         self.counts = []  # (wall s, joint_states_good, coalesced) from each /diagnostics
         self.received = None  # the target's joint_states_good in its latest /diagnostics
+        self.source = ""  # its latest 'source camera' value (bench_latency --cloud)
         unpack, clock, append = struct.Struct("<iI").unpack_from, time.time_ns, self.replies.append
 
         def on_contacts(raw: bytes):  # CDR: 4-byte encapsulation header, then header.stamp
@@ -76,6 +77,8 @@ class Receiver:
                     self.counts.append((time.time(), self.received, int(v.get("coalesced", 0)),
                                         int(v.get("evaluations", -1)),
                                         int(v.get("joint_states_bad", 0))))
+                if "source camera" in v:
+                    self.source = v["source camera"]
                 try:
                     self.diag.append((time.time(), float(v.get("compute_time_ms") or "nan"),
                                       float(v.get("compute_time_max_ms") or "nan"),
