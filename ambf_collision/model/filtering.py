@@ -25,12 +25,12 @@ and ``check`` entries ``(A, B)``, each side an exact body name or an ``fnmatch``
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ambf_collision.model.adf import AdfWorld
+from ambf_collision.model.names import name_matches
 
 __all__ = ["Overrides", "FilterResult", "parse_pair", "filter_pairs"]
 
@@ -70,10 +70,6 @@ class FilterResult:
     reasons_checked: list
 
 
-def _match(pattern: str, name: str, plain: str) -> bool:
-    return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(plain, pattern)
-
-
 def _specificity(a: str, b: str) -> int:
     return int(not (_WILD & set(a))) + int(not (_WILD & set(b)))
 
@@ -82,7 +78,8 @@ def _user_decision(rules, ni, pi, nj, pj):
     """(action, rule) of the most specific matching user entry, or (None, None)."""
     best = None
     for action, a, b, spec in rules:
-        if (_match(a, ni, pi) and _match(b, nj, pj)) or (_match(a, nj, pj) and _match(b, ni, pi)):
+        if ((name_matches(a, ni, pi) and name_matches(b, nj, pj))
+                or (name_matches(a, nj, pj) and name_matches(b, ni, pi))):
             key = (spec, action == "check")
             if best is None or key > best[0]:
                 best = (key, action, (a, b))

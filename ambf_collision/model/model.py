@@ -23,7 +23,6 @@ Usage::
 from __future__ import annotations
 
 import copy
-import fnmatch
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -37,6 +36,7 @@ from ambf_collision.geometry.tolerances import MOTION_DISTANCE_TOLERANCE
 from ambf_collision.geometry.world_shapes import LinkShapes, hull_arrays
 from ambf_collision.model.adf import AdfError, AdfWorld, load_adf_files
 from ambf_collision.model.filtering import Overrides, filter_pairs
+from ambf_collision.model.names import name_matches
 from ambf_collision.model.data import Data, EvaluationResult, report_distances
 from ambf_collision.model.evaluate_kernel import MODEL_TABLES, evaluate_model
 from ambf_collision.model.kinematics import Kinematics
@@ -69,7 +69,7 @@ def body_padding(world: AdfWorld, padding=None) -> np.ndarray:
         if not (math.isfinite(value) and value >= 0.0):
             raise ValueError(f"padding[{pattern!r}]: must be a finite number of metres >= 0, got {value}")
         hit = [i for i, b in enumerate(world.bodies)
-               if fnmatch.fnmatchcase(b.name, pattern) or fnmatch.fnmatchcase(b.plain_name, pattern)]
+               if name_matches(pattern, b.name, b.plain_name)]
         if not hit:
             raise ValueError(f"padding[{pattern!r}]: matches no body")
         out[hit] = value

@@ -14,12 +14,19 @@ that fits several entries is an error listing them, never a guess.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 from collections.abc import Iterable, Sequence
 from typing import Optional
 
 import numpy as np
 
-__all__ = ["ambf_name", "normalize_namespace", "NameIndex", "NameLookupError"]
+__all__ = ["ambf_name", "normalize_namespace", "name_matches", "NameIndex", "NameLookupError"]
+
+
+def name_matches(pattern: str, name: str, plain: str) -> bool:
+    """True when the fnmatch ``pattern`` matches a body's qualified ``name`` or its ``plain``
+    name (the rule of every body pattern: pairs, padding, obstacle sources)."""
+    return fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(plain, pattern)
 
 
 def ambf_name(raw: str) -> str:

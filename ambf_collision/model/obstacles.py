@@ -2,7 +2,7 @@
 
 A sensor (a depth camera, a stereo endoscope, a lidar) sees things no ADF file describes. An
 :class:`ObstacleSource` is one such sensor, compiled once against a :class:`Model`: its name,
-the robot bodies checked against it (every body by default; fnmatch patterns as for padding),
+the bodies checked against it (every robot body by default; fnmatch patterns as for padding),
 its points' radius (m: each point is a ball) and the filters of its clouds (voxel size, range
 from the sensor, m). :meth:`ObstacleSource.cloud` builds a :class:`PointCloudObstacle` per cloud:
 the points given in the sensor's frame with the sensor's pose in world at the cloud's stamp
@@ -27,7 +27,6 @@ compiled call per cloud (:func:`obstacle_rows`), after the evaluation's own.
 
 from __future__ import annotations
 
-import fnmatch
 import math
 from typing import NamedTuple, Optional
 
@@ -38,6 +37,7 @@ from ambf_collision.geometry.point_query import PointTree, nearest_ball
 from ambf_collision.geometry.point_set import BuildScratch, PointSet, checked_length
 from ambf_collision.model.contact_rows import contact_row_width
 from ambf_collision.model.evaluate_kernel import data_tables, model_tables
+from ambf_collision.model.names import name_matches
 from ambf_collision.model.jacobians import write_contact_row
 
 __all__ = ["ObstacleSource", "PointCloudObstacle", "ObstacleContacts", "obstacle_rows",
@@ -115,8 +115,7 @@ def _checked_bodies(model, bodies) -> list:
     chosen = set()
     for pattern in bodies:
         hit = [b for b in with_shapes
-               if fnmatch.fnmatchcase(model.body_names[b], pattern)
-               or fnmatch.fnmatchcase(model.body_plain_names[b], pattern)]
+               if name_matches(pattern, model.body_names[b], model.body_plain_names[b])]
         if not hit:
             raise ValueError(f"bodies: {pattern!r} matches no body with a shape")
         chosen.update(hit)

@@ -8,7 +8,7 @@ sensor's frame and the sensor's pose in world at the cloud's stamp (the node res
 1. builds the cloud's point set in world (``model/obstacles.py``: NaN points dropped, the range
    and voxel filters);
 2. **self filter**: removes the points within ``self_filter_padding`` (m) of the robot's own
-   shapes (the source's checked bodies) posed at the cloud's stamp, so that the robot never
+   shapes (every robot body, whichever bodies the source checks) posed at the cloud's stamp, so that the robot never
    collides with its own image (MoveIt's occupancy map monitor does the same). The joint
    positions at the stamp are interpolated linearly between the two evaluated states around it
    (:class:`JointHistory`; the oldest or the newest kept when the stamp lies outside); the
@@ -127,7 +127,6 @@ class _Source:
         self.stamp = -math.inf   # its stamp (s)
         self.removed = np.zeros(0, np.int64)   # input rows the self filter removed
         self.removed_points = np.zeros((0, 3))   # and those points in world (m), for markers
-        self.note: Optional[CloudNote] = None
 
 
 class ObstacleSources:
@@ -153,9 +152,6 @@ class ObstacleSources:
     def __bool__(self) -> bool:
         return bool(self.sources)
 
-    def names(self) -> list:
-        return list(self.sources)
-
     def on_cloud(self, name: str, points, sensor_pose, stamp: float) -> CloudNote:
         """Take a cloud of source ``name``: ``points (N,3)`` (m, sensor frame; NaN allowed),
         ``sensor_pose = (R, t)`` the sensor in world at ``stamp`` (s). Returns its
@@ -172,9 +168,8 @@ class ObstacleSources:
             cloud = cloud._replace(point_set=ps.subset(~mine, src.scratch))
         src.cloud, src.stamp, src.removed = cloud, float(stamp), removed
         src.removed_points = ps.points[mine]
-        src.note = CloudNote(ps.n_input, len(cloud.point_set), ps.n_nonfinite, ps.n_out_of_range,
-                             ps.n_voxel_merged, len(removed))
-        return src.note
+        return CloudNote(ps.n_input, len(cloud.point_set), ps.n_nonfinite, ps.n_out_of_range,
+                         ps.n_voxel_merged, len(removed))
 
     def _self_filter(self, src: _Source, point_set: PointSet, stamp: float) -> np.ndarray:
         """``(len(point_set),) bool`` (tree order): the points within the source's padding of the robot's shapes
