@@ -194,18 +194,22 @@ def stat(t: np.ndarray) -> str:
 def bench_build(name: str, P: np.ndarray, builds: int) -> None:
     print(f"\n== build, cloud '{name}' ({len(P):,} points)")
     scratch = BuildScratch(len(P))
-    keep, Q, Q2, key, key2, idx, idx2, work = scratch.arrays
-    rows = _select(P, np.zeros(3), 0.0, math.inf, False, keep)[0].copy()
-    pts, ix, codes = (a.copy() for a in _morton_order(P, rows, Q, Q2, key, key2, idx, idx2))
+    keep, world, sorted_points, key, key2, idx, idx2, work, boxes = scratch.arrays()
+    R, t, o = np.eye(3), np.zeros(3), np.zeros(3)
+    rows = _select(P, R, t, o, 0.0, math.inf, False, keep, world)[0].copy()
+    pts, ix, codes = (a.copy() for a in _morton_order(world, rows, sorted_points, key, key2, idx,
+                                                      idx2))
     nodes = _split_nodes(codes, np.int64(LEAF_SIZE), work).copy()
     shuffled = codes[np.random.default_rng(0).permutation(len(codes))]   # the keys unsorted
     lines = [
         ("PointSet(points, radius), kept scratch", lambda: PointSet(P, RADIUS, scratch=scratch)),
         ("PointSet(points, radius), new scratch", lambda: PointSet(P, RADIUS)),
-        ("  selection (finite, range)", lambda: _select(P, np.zeros(3), 0.0, math.inf, False, keep)),
-        ("  Morton order (radix sort)", lambda: _morton_order(P, rows, Q, Q2, key, key2, idx, idx2)),
+        ("  selection (placed, finite, range)",
+         lambda: _select(P, R, t, o, 0.0, math.inf, False, keep, world)),
+        ("  Morton order (radix sort)",
+         lambda: _morton_order(world, rows, sorted_points, key, key2, idx, idx2)),
         ("  node splits", lambda: _split_nodes(codes, np.int64(LEAF_SIZE), work)),
-        ("  node boxes", lambda: tree_boxes(pts, nodes)),
+        ("  node boxes", lambda: tree_boxes(pts, nodes, boxes)),
         ("PointSet with voxel_size 0.01 m", lambda: PointSet(P, RADIUS, voxel_size=0.01, scratch=scratch)),
         ("peer: median-split k-d tree", lambda: median_tree(P, np.int64(LEAF_SIZE))),
         ("peer: NumPy argsort of the keys", lambda: np.argsort(shuffled, kind="stable")),

@@ -54,6 +54,7 @@ arrays (about 1.3 MB) are new per set.
 from __future__ import annotations
 
 import math
+import weakref
 
 import numpy as np
 from numba import njit
@@ -65,24 +66,31 @@ LEAF_SIZE = 8
 """Points per leaf at most (a leaf's points are tested one by one after their node's bound)."""
 
 _GRID_BITS = 21   # cells per axis of the voxel filter's keys: three fit in an int64
-_AXIS_BITS = 8    # Morton grid: 2^8 cubes a side (a radix pass per axis; 256 buckets stay in L1)
+_AXIS_BITS = 8    # Morton grid: 2^8 cubes a side: 24-bit codes
+_PASS_BITS = 12   # radix sort: two passes of 12 bits (4,096 counters: 32 kB, in L1)
+_PASSES = 3 * _AXIS_BITS // _PASS_BITS
 
 
 @njit(cache=True, error_model="numpy")
-def _select(points, origin, min_range, max_range, use_range, keep):
-    """Rows of ``points`` to keep (input order; a view of ``keep``, (>= N,) int64 scratch) and
-    the counts of non-finite and out-of-range rows. ``origin`` (3,), ranges in m; ``use_range``
-    False keeps every finite row."""
+def _select(points, R, t, origin, min_range, max_range, use_range, keep, world):
+    """The points ``R x + t`` of ``points`` written to ``world`` (at their input rows), and the
+    rows to keep (input order; a view of ``keep``, (>= N,) int64 scratch) with the counts of
+    non-finite and out-of-range rows. ``origin`` (3,), ranges in m, in ``world``'s frame;
+    ``use_range`` False keeps every finite row."""
     n = points.shape[0]
     m = 0
     nonfinite = 0
     outside = 0
     lo2, hi2 = min_range * min_range, max_range * max_range
     for i in range(n):
-        x0, x1, x2 = points[i, 0], points[i, 1], points[i, 2]
+        p0, p1, p2 = points[i, 0], points[i, 1], points[i, 2]
+        x0 = R[0, 0] * p0 + R[0, 1] * p1 + R[0, 2] * p2 + t[0]
+        x1 = R[1, 0] * p0 + R[1, 1] * p1 + R[1, 2] * p2 + t[1]
+        x2 = R[2, 0] * p0 + R[2, 1] * p1 + R[2, 2] * p2 + t[2]
         if not (math.isfinite(x0) and math.isfinite(x1) and math.isfinite(x2)):
-            nonfinite += 1
+            nonfinite += 1   # a NaN or infinite input, or a transform that overflows
             continue
+        world[i, 0], world[i, 1], world[i, 2] = x0, x1, x2
         if use_range:
             r2 = (x0 - origin[0]) ** 2 + (x1 - origin[1]) ** 2 + (x2 - origin[2]) ** 2
             if r2 < lo2 or r2 > hi2:
@@ -136,61 +144,61 @@ def _voxel_first(points, rows, voxel):
     return out[:m], 0
 
 
-@njit(cache=True, error_model="numpy")
-def _spread(x):
-    """The low 10 bits of ``x`` spread to every third bit (a Morton code's one axis)."""
-    x &= 0x3FF
-    x = (x | (x << 16)) & 0x030000FF
-    x = (x | (x << 8)) & 0x0300F00F
-    x = (x | (x << 4)) & 0x030C30C3
-    return (x | (x << 2)) & 0x09249249
+def _spread(x: int) -> int:
+    """The bits of ``x`` spread to every third bit (a Morton code's one axis)."""
+    return sum(((x >> b) & 1) << (3 * b) for b in range(_AXIS_BITS))
+
+
+_SPREAD = np.array([_spread(x) for x in range(1 << _AXIS_BITS)], dtype=np.int64)   # a table
 
 
 @njit(cache=True, error_model="numpy")
-def _morton_order(P, rows, Q, Q2, key, key2, idx, idx2):
-    """The rows ``rows`` of ``P`` sorted by their Morton code on a grid of ``2^_AXIS_BITS``
-    cubes a side over their bounding box (LSD radix sort, ``_AXIS_BITS`` bits a pass; stable): ``(points (n,3),
-    index (n,), codes (n,))``, views of the scratch arrays ``Q, Q2`` (>= n, 3), ``key, key2,
-    idx, idx2`` (>= n,), whose first n rows it overwrites."""
+def _morton_order(world, rows, points, key, key2, idx, idx2):
+    """The rows ``rows`` of ``world`` sorted by their Morton code on a grid of
+    ``2^_AXIS_BITS`` cubes a side over their bounding box (LSD radix sort of the codes with
+    their rows, ``_AXIS_BITS`` bits a pass; stable), then the points gathered once in that
+    order: ``(points (n,3), index (n,), codes (n,))``, views of the scratch arrays ``points``
+    (>= n, 3), ``key, key2, idx, idx2`` (>= n,), whose first n rows it overwrites."""
     n = rows.shape[0]
     lo = np.full(3, np.inf)   # halves of the coordinates: their differences cannot overflow
     hi = np.full(3, -np.inf)
-    for j in range(n):
-        for a in range(3):
-            v = P[rows[j], a]
-            Q[j, a] = v
-            lo[a] = min(lo[a], 0.5 * v)
-            hi[a] = max(hi[a], 0.5 * v)
+    for a in range(3):   # axis by axis: scalar bounds in registers
+        low, high = np.inf, -np.inf
+        for j in range(n):
+            v = 0.5 * world[rows[j], a]
+            low, high = min(low, v), max(high, v)
+        lo[a], hi[a] = low, high
     ext = max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 0.0)
     inv = (1 << _AXIS_BITS) / ext if ext > 0.0 else 0.0
     if not math.isfinite(inv):   # a subnormal extent: one cell (ranges split in their middle)
         inv = 0.0
+    buckets = 1 << _PASS_BITS
+    count = np.zeros((_PASSES, buckets + 1), np.int64)   # every pass's histogram, one read
     for j in range(n):
+        r = rows[j]
         c = 0
         for a in range(3):
-            c |= _spread(min(np.int64((0.5 * Q[j, a] - lo[a]) * inv), (1 << _AXIS_BITS) - 1)) << (2 - a)
+            c |= _SPREAD[min(np.int64((0.5 * world[r, a] - lo[a]) * inv), (1 << _AXIS_BITS) - 1)] << (2 - a)
         key[j] = c
-    for j in range(n):
-        idx[j] = rows[j]
-    buckets = 1 << _AXIS_BITS
-    count = np.empty(buckets + 1, np.int64)
-    for shift in range(0, 3 * _AXIS_BITS, _AXIS_BITS):   # the points travel with their keys: no random gather
-        count[:] = 0
-        for j in range(n):
-            count[((key[j] >> shift) & (buckets - 1)) + 1] += 1
+        idx[j] = r
+        for p in range(_PASSES):
+            count[p, ((c >> (p * _PASS_BITS)) & (buckets - 1)) + 1] += 1
+    for p in range(_PASSES):
+        shift = p * _PASS_BITS
         for b in range(buckets):
-            count[b + 1] += count[b]
+            count[p, b + 1] += count[p, b]
         for j in range(n):
             b = (key[j] >> shift) & (buckets - 1)
-            t = count[b]
-            count[b] += 1
+            t = count[p, b]
+            count[p, b] += 1
             key2[t] = key[j]
             idx2[t] = idx[j]
-            Q2[t, 0], Q2[t, 1], Q2[t, 2] = Q[j, 0], Q[j, 1], Q[j, 2]
         key, key2 = key2, key
         idx, idx2 = idx2, idx
-        Q, Q2 = Q2, Q
-    return Q[:n], idx[:n], key[:n]
+    for j in range(n):   # one gather: the rows are sorted, the points moved once
+        r = idx[j]
+        points[j, 0], points[j, 1], points[j, 2] = world[r, 0], world[r, 1], world[r, 2]
+    return points[:n], idx[:n], key[:n]
 
 
 @njit(cache=True, error_model="numpy")
@@ -233,11 +241,11 @@ def _split_nodes(codes, leaf, nodes):
 
 
 @njit(cache=True, error_model="numpy")
-def tree_boxes(pts, nodes):
-    """Tight boxes ``(m,6)`` (``lo, hi``) of the nodes ``nodes (m,2)`` over ``pts (n,3)``
-    (children after their parents): leaves from their points, parents as unions."""
+def tree_boxes(pts, nodes, boxes):
+    """Tight boxes ``boxes[:m]`` (``lo, hi``; ``boxes`` (>= m, 6) is overwritten and its first m
+    rows returned) of the nodes ``nodes (m,2)`` over ``pts (n,3)`` (children after their
+    parents): leaves from their points, parents as unions."""
     m = nodes.shape[0]
-    boxes = np.empty((m, 6))
     for i in range(m - 1, -1, -1):
         first, count = nodes[i, 0], nodes[i, 1]
         for a in range(3):
@@ -251,67 +259,100 @@ def tree_boxes(pts, nodes):
             for a in range(3):
                 boxes[i, a] = min(boxes[first, a], boxes[first + 1, a])
                 boxes[i, 3 + a] = max(boxes[first, 3 + a], boxes[first + 1, 3 + a])
-    return boxes
+    return boxes[:m]
 
 
 @njit(cache=True, error_model="numpy")
-def build_arrays(points, origin, min_range, max_range, use_range, voxel, leaf, keep, Q, Q2, key,
-                 key2, idx, idx2, nodes):
-    """The whole build in one compiled call (module docstring), in the scratch arrays of a
-    :class:`BuildScratch` (``keep`` .. ``nodes``): ``(points, index, codes, nodes, boxes,
-    n_nonfinite, n_out_of_range, n_selected, bad_axis)``, new arrays of their exact sizes
+def build_arrays(points, R, t, origin, min_range, max_range, use_range, voxel, leaf, keep, world,
+                 sorted_points, key, key2, idx, idx2, nodes, boxes):
+    """The whole build in one compiled call (module docstring), in the arrays of a
+    :class:`BuildScratch` (``keep`` .. ``boxes``, in :data:`BuildScratch.FIELDS` order), the
+    points placed by ``R (3,3)``, ``t (3,)``: ``(points, index, codes, nodes, boxes,
+    n_nonfinite, n_out_of_range, n_selected, bad_axis)``, the first five views of the scratch
     (``codes``: the points' Morton codes, for :func:`subset_arrays`); ``bad_axis`` > 0 names
     the axis (1-based) the voxel grid spans too many cells of."""
-    rows, nonfinite, outside = _select(points, origin, min_range, max_range, use_range, keep)
+    rows, nonfinite, outside = _select(points, R, t, origin, min_range, max_range, use_range,
+                                       keep, world)
     selected = rows.shape[0]
     bad = 0
     if voxel > 0.0:
-        rows, bad = _voxel_first(points, rows, voxel)
-    pts, ix, codes = _morton_order(points, rows, Q, Q2, key, key2, idx, idx2)
+        rows, bad = _voxel_first(world, rows, voxel)
+    pts, ix, codes = _morton_order(world, rows, sorted_points, key, key2, idx, idx2)
     used = _split_nodes(codes, leaf, nodes)
-    boxes = tree_boxes(pts, used)
-    return pts.copy(), ix.copy(), codes.copy(), used.copy(), boxes, nonfinite, outside, selected, bad
+    return pts, ix, codes, used, tree_boxes(pts, used, boxes), nonfinite, outside, selected, bad
 
 
 @njit(cache=True, error_model="numpy")
-def subset_arrays(points, index, codes, keep, leaf, nodes):
+def subset_arrays(points, index, codes, keep, leaf, out_points, out_index, out_codes, nodes,
+                  boxes):
     """The tree of the points where ``keep`` (tree order) is True: ``(points, index, codes,
-    nodes, boxes)``, new arrays. The kept points stay in Morton order (a subsequence of a sorted
-    sequence), so only the splits and the boxes are made again, on the same grid: no sort."""
-    n = 0
-    for j in range(keep.shape[0]):
-        n += keep[j]
-    pts, ix, cs = np.empty((n, 3)), np.empty(n, np.int64), np.empty(n, np.int64)
+    nodes, boxes)``, views of the ``out_*``, ``nodes``, ``boxes`` scratch arrays (another
+    scratch's than the input's). The kept points stay in Morton order (a subsequence of a
+    sorted sequence), so only the splits and the boxes are made again, on the same grid: no
+    sort."""
     k = 0
     for j in range(keep.shape[0]):
         if keep[j]:
-            pts[k, 0], pts[k, 1], pts[k, 2] = points[j, 0], points[j, 1], points[j, 2]
-            ix[k], cs[k] = index[j], codes[j]
+            out_points[k, 0], out_points[k, 1], out_points[k, 2] = points[j, 0], points[j, 1], points[j, 2]
+            out_index[k], out_codes[k] = index[j], codes[j]
             k += 1
+    pts, cs = out_points[:k], out_codes[:k]
     used = _split_nodes(cs, leaf, nodes)
-    return pts, ix, cs, used.copy(), tree_boxes(pts, used)
+    return pts, out_index[:k], cs, used, tree_boxes(pts, used, boxes)
 
 
 class BuildScratch:
-    """Work arrays of :func:`build_arrays` for clouds of up to ``capacity`` points (grown when a
-    larger one comes). A build allocates about 3 MB of them for 24,000 points; with glibc's
-    default, which maps blocks over 128 kB afresh and unmaps them when freed, their page faults
-    took a build from 0.8 to 3 ms (bench/bench_point_set.py): a caller building a set per cloud
-    keeps one BuildScratch and passes it to every :class:`PointSet`. One build at a time."""
+    """The arrays a :class:`PointSet` is built in, for clouds of up to ``capacity`` points
+    (grown when a larger one comes): the work arrays of :func:`build_arrays` and the set's own
+    arrays, which the set keeps as views (:data:`FIELDS`: name, rows per point, columns,
+    dtype). With glibc's default, which maps blocks over 128 kB afresh and unmaps them when
+    freed, the page faults of 2.4 MB of new arrays took a 24,000-point build from 0.7 to 1.5 ms
+    (2026-12-08): a caller building a set per cloud keeps a scratch, or two, and passes one to
+    every build.
+
+    **Ownership.** The set last built in a scratch holds views of it; the next build in the
+    same scratch first gives that set copies of its arrays if it is still referenced anywhere
+    (a weak reference tells), so a set never changes under its holder. A caller that drops its
+    sets before reusing the scratch (the monitor keeps one cloud per source and builds in the
+    scratch of the cloud before) pays no copy."""
+
+    FIELDS = (("keep", 1, 0, np.int64), ("world", 1, 3, np.float64),
+              ("sorted_points", 1, 3, np.float64), ("key", 1, 0, np.int64),
+              ("key2", 1, 0, np.int64), ("idx", 1, 0, np.int64), ("idx2", 1, 0, np.int64),
+              ("nodes", 2, 2, np.int64), ("boxes", 2, 6, np.float64))
 
     def __init__(self, capacity: int = 0):
         self.capacity = -1
+        self._owner = None   # weak reference to the set holding views of these arrays
         self.reserve(capacity)
 
     def reserve(self, n: int) -> None:
-        """Room for ``n`` points at least."""
+        """Room for ``n`` points at least (new arrays: a set holding the old ones keeps them)."""
         if n <= self.capacity:
             return
         n = max(int(n), 1)
         self.capacity = n
-        self.arrays = (np.empty(n, np.int64), np.empty((n, 3)), np.empty((n, 3)),
-                       np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64),
-                       np.empty(n, np.int64), np.empty((2 * n + 1, 2), np.int64))
+        self._owner = None
+        for name, per_point, columns, dtype in self.FIELDS:
+            rows = per_point * n + 1 if per_point > 1 else n   # nodes: at most 2n - 1
+            setattr(self, name, np.empty((rows, columns) if columns else rows, dtype))
+
+    def arrays(self) -> tuple:
+        """The arrays in :data:`FIELDS` order (the tail of :func:`build_arrays`' arguments)."""
+        return tuple(getattr(self, name) for name, *_ in self.FIELDS)
+
+    def holds(self, point_set) -> bool:
+        """Whether ``point_set`` keeps views of these arrays (it was the last built here)."""
+        return point_set is not None and self._owner is not None and self._owner() is point_set
+
+    def claim(self, n: int, point_set: "PointSet") -> None:
+        """Make room for ``n`` points and give the arrays to ``point_set``: the set built here
+        before keeps copies of its arrays if it is still referenced (class docstring)."""
+        previous = self._owner() if self._owner is not None else None
+        if previous is not None and previous is not point_set:
+            previous._own_arrays()
+        self.reserve(n)
+        self._owner = weakref.ref(point_set)
 
 
 def checked_length(owner: str, name: str, value, allow_inf: bool = False) -> float:
@@ -326,18 +367,20 @@ def checked_length(owner: str, name: str, value, allow_inf: bool = False) -> flo
 
 class PointSet:
     """The obstacle set of one cloud (module docstring): ``points (N,3)`` (m), each a ball of
-    ``point_radius`` (m); ``voxel_size`` (m, 0: every point); ``origin (3,)`` (m, the sensor,
-    same frame) with ``min_range`` / ``max_range`` (m; without ``origin`` no range filter);
-    ``scratch``: a :class:`BuildScratch` to build in (a new one when None).
+    ``point_radius`` (m), placed by ``pose = (R (3,3), t (3,))`` (the set holds ``R x + t``: the
+    points given in a sensor's frame, the set in world; None: as given); ``voxel_size`` (m, 0:
+    every point); ``origin (3,)`` (m, the sensor, in the set's frame) with ``min_range`` /
+    ``max_range`` (m; without ``origin`` no range filter); ``scratch``: a
+    :class:`BuildScratch` to build in (a new one when None), whose arrays the set keeps.
 
-    Attributes: ``points``, ``index``, ``nodes``, ``boxes`` (tree order, module docstring);
-    ``point_radius``; ``n_input`` (rows given), ``n_nonfinite``, ``n_out_of_range``,
-    ``n_voxel_merged`` (selected points dropped by the voxel filter); ``len()`` = points kept.
-    Raises ValueError for a malformed array or parameter (never for a NaN or infinite point:
-    those are dropped and counted)."""
+    Attributes: ``points``, ``index``, ``codes``, ``nodes``, ``boxes`` (tree order, module
+    docstring; read-only); ``point_radius``; ``n_input`` (rows given), ``n_nonfinite``,
+    ``n_out_of_range``, ``n_voxel_merged`` (selected points dropped by the voxel filter);
+    ``len()`` = points kept. Raises ValueError for a malformed array or parameter (never for a
+    NaN or infinite point: those are dropped and counted)."""
 
     def __init__(self, points, point_radius: float = 0.0, voxel_size: float = 0.0, origin=None,
-                 min_range: float = 0.0, max_range: float = math.inf, scratch=None):
+                 min_range: float = 0.0, max_range: float = math.inf, scratch=None, pose=None):
         try:
             P = np.ascontiguousarray(points, dtype=np.float64)
         except (TypeError, ValueError) as err:
@@ -351,15 +394,15 @@ class PointSet:
         if lo > hi:
             raise ValueError(f"PointSet: min_range {lo} > max_range {hi}")
         use_range = origin is not None
-        o = np.zeros(3) if origin is None else np.asarray(origin, dtype=np.float64).reshape(-1)
-        if o.shape != (3,) or not np.all(np.isfinite(o)):
-            raise ValueError(f"PointSet: origin must be 3 finite numbers (m), got {origin!r}")
+        o = _finite_array(np.zeros(3) if origin is None else origin, (3,), "origin")
+        R, t = (np.eye(3), np.zeros(3)) if pose is None else pose
+        R, t = _finite_array(R, (3, 3), "pose rotation"), _finite_array(t, (3,), "pose translation")
         if scratch is None:
-            scratch = BuildScratch(len(P))
-        scratch.reserve(len(P))
+            scratch = BuildScratch()
+        scratch.claim(len(P), self)
         (self.points, self.index, self.codes, self.nodes, self.boxes, nonfinite, outside,
-         selected, bad) = build_arrays(P, o, lo, hi, use_range, voxel, np.int64(LEAF_SIZE),
-                                       *scratch.arrays)
+         selected, bad) = build_arrays(P, R, t, o, lo, hi, use_range, voxel, np.int64(LEAF_SIZE),
+                                       *scratch.arrays())
         if bad:
             raise ValueError(f"PointSet: voxel_size {voxel} m gives more than 2^{_GRID_BITS} cells "
                              f"along {'xyz'[bad - 1]}: raise voxel_size or bound the range")
@@ -372,24 +415,35 @@ class PointSet:
         return len(self.points)
 
     def _freeze(self) -> None:
+        """Read-only views (a view of its own: numba hands back a whole scratch array itself)."""
+        self.points, self.index, self.codes, self.nodes, self.boxes = (
+            a.view() for a in (self.points, self.index, self.codes, self.nodes, self.boxes))
         for a in (self.points, self.index, self.codes, self.nodes, self.boxes):
             a.flags.writeable = False
+
+    def _own_arrays(self) -> None:
+        """Copies of the arrays instead of views of a scratch (:meth:`BuildScratch.claim`)."""
+        self.points, self.index, self.codes, self.nodes, self.boxes = (
+            a.copy() for a in (self.points, self.index, self.codes, self.nodes, self.boxes))
+        self._freeze()
 
     def subset(self, keep, scratch=None) -> "PointSet":
         """A new set of this set's points where ``keep`` (``(len(self),)`` bool, tree order) is
         True, same radius, its tree made again on this set's grid (:func:`subset_arrays`: no
-        sort; ``scratch`` as the constructor's); its ``index`` names the rows of this set's
-        input, and its counts are this set's."""
+        sort) in ``scratch`` (as the constructor's; give another than this set's, or this set
+        first takes copies of its arrays); its ``index`` names the rows of this set's input, and
+        its counts are this set's."""
         keep = np.asarray(keep, dtype=bool)
         if keep.shape != (len(self),):
             raise ValueError(f"PointSet.subset: keep must be ({len(self)},) bool, got {keep.shape}")
-        if scratch is None:
-            scratch = BuildScratch(len(self))
-        scratch.reserve(len(self))
         out = object.__new__(PointSet)
+        if scratch is None:
+            scratch = BuildScratch()
+        scratch.claim(len(self), out)
         out.point_radius = self.point_radius
         out.points, out.index, out.codes, out.nodes, out.boxes = subset_arrays(
-            self.points, self.index, self.codes, keep, np.int64(LEAF_SIZE), scratch.arrays[-1])
+            self.points, self.index, self.codes, keep, np.int64(LEAF_SIZE), scratch.sorted_points,
+            scratch.idx, scratch.key, scratch.nodes, scratch.boxes)
         out._freeze()
         out.n_input, out.n_nonfinite = self.n_input, self.n_nonfinite
         out.n_out_of_range, out.n_voxel_merged = self.n_out_of_range, self.n_voxel_merged
@@ -398,3 +452,12 @@ class PointSet:
     def arrays(self) -> tuple:
         """``(points, index, nodes, boxes)``, the tree the compiled queries read."""
         return self.points, self.index, self.nodes, self.boxes
+
+
+def _finite_array(value, shape: tuple, name: str) -> np.ndarray:
+    """``value`` as a float64 array of ``shape``, all finite, else ValueError naming ``name``."""
+    a = np.asarray(value, dtype=np.float64)
+    if a.shape != shape or not np.all(np.isfinite(a)):
+        raise ValueError(f"PointSet: {name} must be {'x'.join(map(str, shape))} finite numbers "
+                         f"(m), got {value!r}")
+    return a

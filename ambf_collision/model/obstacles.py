@@ -172,7 +172,8 @@ class ObstacleSource:
               ) -> "PointCloudObstacle":
         """The obstacle of one cloud: ``points (N,3)`` (m) in the sensor's frame, whose pose in
         world at the cloud's stamp is ``sensor_pose = (R (3,3), t (3,))`` (None: the points are
-        in world). NaN points are dropped and counted (``PointSet``); ``scratch`` as there."""
+        in world), applied in the compiled build. NaN points are dropped and counted
+        (``PointSet``); ``scratch`` as there."""
         R, t = (np.eye(3), np.zeros(3)) if sensor_pose is None else sensor_pose
         R = np.ascontiguousarray(R, dtype=np.float64).reshape(3, 3)
         t = np.ascontiguousarray(t, dtype=np.float64).reshape(3)
@@ -182,11 +183,10 @@ class ObstacleSource:
         if P.ndim != 2 or P.shape[1] != 3:
             raise ValueError(f"obstacle source {self.name!r}: points must be an (N, 3) array, "
                              f"got shape {P.shape}")
-        world = P @ R.T + t
         use_range = self.min_range > 0.0 or math.isfinite(self.max_range)
-        point_set = PointSet(world, self.point_radius, self.voxel_size,
+        point_set = PointSet(P, self.point_radius, self.voxel_size,
                              origin=t if use_range else None, min_range=self.min_range,
-                             max_range=self.max_range, scratch=scratch)
+                             max_range=self.max_range, scratch=scratch, pose=(R, t))
         return PointCloudObstacle(self, point_set, R, t)
 
     def contact_info(self, nearest) -> list:

@@ -122,7 +122,9 @@ class _Source:
             report_distance=None if spec.report_distance < 0.0 else spec.report_distance,
             point_radius=spec.point_radius, voxel_size=spec.voxel_size,
             min_range=spec.min_range, max_range=spec.max_range)
-        self.scratch = BuildScratch()
+        # where clouds are built: the newest cloud's set lives in one, the next cloud's is built
+        # in another and its self-filtered set made in the third (no new arrays per cloud)
+        self.scratches = (BuildScratch(), BuildScratch(), BuildScratch())
         self.cloud = None        # PointCloudObstacle of the newest cloud, or None
         self.stamp = -math.inf   # its stamp (s)
         self.removed = np.zeros(0, np.int64)   # input rows the self filter removed
@@ -160,12 +162,14 @@ class ObstacleSources:
         if name not in self.sources:
             raise ValueError(f"obstacle source {name!r} is not configured")
         src = self.sources[name]
-        cloud = src.obstacle.cloud(points, sensor_pose, scratch=src.scratch)
+        in_use = src.cloud.point_set if src.cloud is not None else None
+        build, rest = [s for s in src.scratches if not s.holds(in_use)][:2]
+        cloud = src.obstacle.cloud(points, sensor_pose, scratch=build)
         ps = cloud.point_set
         mine = self._self_filter(src, ps, float(stamp))
         removed = ps.index[mine]
         if len(removed):   # the rest in a new tree (a tree holds no holes)
-            cloud = cloud._replace(point_set=ps.subset(~mine, src.scratch))
+            cloud = cloud._replace(point_set=ps.subset(~mine, rest))
         src.cloud, src.stamp, src.removed = cloud, float(stamp), removed
         src.removed_points = ps.points[mine]
         return CloudNote(ps.n_input, len(cloud.point_set), ps.n_nonfinite, ps.n_out_of_range,

@@ -255,6 +255,8 @@ def test_very_large_coordinates():
     ({"voxel_size": math.nan}, "voxel_size must be finite and >= 0"),
     ({"min_range": 2.0, "max_range": 1.0}, "min_range 2.0 > max_range 1.0"),
     ({"origin": [0.0, 1.0]}, "origin must be 3 finite numbers"),
+    ({"pose": (np.eye(3)[:2], np.zeros(3))}, "pose rotation must be 3x3 finite numbers"),
+    ({"pose": (np.eye(3), [0.0, math.nan, 0.0])}, "pose translation must be 3 finite numbers"),
 ])
 def test_bad_parameters_are_refused(kwargs, match):
     args = {"points": np.zeros((4, 3)), **kwargs}
@@ -319,3 +321,43 @@ def test_a_subset_keeps_the_chosen_points_and_names_their_input_rows():
     assert np.all(np.diff(sub.codes) >= 0)   # still in Morton order
     with pytest.raises(ValueError, match="keep must be"):
         ps.subset(keep[:-1])
+
+
+def test_a_pose_places_the_points_as_numpy_does_and_the_range_counts_from_the_sensor():
+    rng = np.random.default_rng(15)
+    P = rng.uniform(-2.0, 2.0, (3000, 3))
+    P[::17] = np.nan
+    P[5] = [1e308, 1e308, 0.0]   # finite, but placed it overflows: dropped as not finite
+    R, t = quat_to_matrix(quat(rng)), np.array([0.8, -0.3, 0.4])
+    placed = PointSet(P, 0.01, pose=(R, t), origin=t, min_range=0.4, max_range=1.7)
+    with np.errstate(invalid="ignore", over="ignore"):
+        world = P @ R.T + t
+        r = np.linalg.norm(P, axis=1)   # the range from the sensor: a rotation keeps lengths
+    kept = np.isfinite(world).all(axis=1) & (r >= 0.4) & (r <= 1.7)
+    np.testing.assert_array_equal(np.sort(placed.index), np.flatnonzero(kept))
+    assert placed.n_nonfinite == int((~np.isfinite(world).all(axis=1)).sum()) == 177
+    np.testing.assert_allclose(placed.points, world[placed.index], rtol=0, atol=1e-15)
+    check(placed, WorldShapes.from_shapes(every_kind(rng)), np.where(kept[:, None], world, np.nan),
+          0.01)
+
+
+def test_a_scratch_reused_after_its_set_is_dropped_is_written_in_place_and_never_under_a_holder():
+    rng = np.random.default_rng(16)
+    scratch = BuildScratch()
+    P, Q = rng.uniform(-1, 1, (800, 3)), rng.uniform(-1, 1, (600, 3))
+    first = PointSet(P, 0.01, scratch=scratch)
+    assert scratch.holds(first) and np.shares_memory(first.points, scratch.sorted_points)
+    kept = first.points.copy()
+    second = PointSet(Q, 0.01, scratch=scratch)   # `first` is still held: it takes copies
+    assert not np.shares_memory(first.points, scratch.sorted_points)
+    np.testing.assert_array_equal(first.points, kept)
+    assert scratch.holds(second) and not scratch.holds(first)
+    memory = scratch.sorted_points
+    del first, second
+    third = PointSet(P, 0.01, scratch=scratch)   # nothing held: built in place, no new array
+    assert scratch.sorted_points is memory and np.shares_memory(third.points, memory)
+    np.testing.assert_array_equal(third.points, kept)
+    keep = rng.random(len(third)) < 0.5
+    sub = third.subset(keep, scratch)   # into its own scratch: `third` takes copies first
+    np.testing.assert_array_equal(third.points, kept)
+    np.testing.assert_array_equal(sub.points, kept[keep])
