@@ -115,8 +115,9 @@ def _near_shape(W, H, M, T, centre, outer, k, padding, mask):
                     continue
             if s.kind == CONVEX:   # the face planes' bound first: exact inside, O(faces)
                 q = local_point(s, x)
-                d, f = hull_planes(H, s.hull_id, q[0], q[1], q[2])
-                if d == -math.inf or 0.0 <= d <= limit + (h if u < 0 else 0.0):   # no faces, or near
+                near = limit + (h if u < 0 else 0.0)
+                d, f = hull_planes(H, s.hull_id, q[0], q[1], q[2], near)
+                if d == -math.inf or 0.0 <= d <= near:   # no faces, or near
                     d = hull_nearest(H, s.hull_id, q[0], q[1], q[2], d, f)[0]
             elif s.kind == MESH:
                 d, _, _, hint = mesh_point(M, mesh, s, x, hint)

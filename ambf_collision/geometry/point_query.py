@@ -166,7 +166,7 @@ def nearest_ball(W, H, M, T, centre, outer, k, radius, cutoff):
                                     + (boxes[b, 5] - boxes[b, 2]) ** 2)
             if s.kind == CONVEX:
                 q = local_point(s, x)
-                d, f = hull_planes(H, s.hull_id, q[0], q[1], q[2])
+                d, f = hull_planes(H, s.hull_id, q[0], q[1], q[2], best + slack + h)
                 y = n = x
                 if d <= best + slack + h:   # else the face planes' bound already prunes it
                     d, y0, y1, y2, n0, n1, n2 = hull_nearest(H, s.hull_id, q[0], q[1], q[2], d, f)

@@ -176,11 +176,13 @@ def _vertex(V, i):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def hull_planes(H, h, q0, q1, q2):
+def hull_planes(H, h, q0, q1, q2, stop):
     """``(s, f)``: the largest signed distance ``s`` (m) of the point ``q`` (hull ``h``'s local
     frame) to the hull's face planes, and that face. A lower bound of the point's signed
     distance to the hull (exact inside, ``s < 0``); 1-Lipschitz in ``q`` (a maximum of
-    distances to planes). O(faces); :func:`hull_local` finishes from it."""
+    distances to planes). O(faces); :func:`hull_local` finishes from it. The scan stops at the
+    first plane farther than ``stop`` (m; +inf: every plane): ``s > stop`` is then that plane's
+    distance, still a lower bound, and enough for a caller that needs none above ``stop``."""
     smax = -np.inf
     f = H.face_start[h]
     for j in range(H.face_start[h], H.face_start[h + 1]):
@@ -188,6 +190,8 @@ def hull_planes(H, h, q0, q1, q2):
              - H.face_offset[j])
         if s > smax:
             smax, f = s, j
+            if s > stop:
+                break
     return smax, f
 
 
@@ -202,7 +206,7 @@ def hull_local(H, h, q0, q1, q2):
     otherwise the nearest point lies on an edge or a vertex: the nearest of the hull's vertices
     and edges (``neighbors``; the diagonals of merged faces among them lie inside faces and
     cannot be nearer). Face planes and edges only, no triangles; O(faces + edges)."""
-    smax, f = hull_planes(H, h, q0, q1, q2)
+    smax, f = hull_planes(H, h, q0, q1, q2, np.inf)
     return hull_nearest(H, h, q0, q1, q2, smax, f)
 
 

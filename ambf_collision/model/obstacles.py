@@ -242,8 +242,9 @@ def evaluate_obstacles(model, data, obstacles, report_distance: float) -> tuple:
                       source.body_indices, limit, cloud.R, cloud.t, rows, nearest)
         distance = rows[:, 0]
         hit = np.flatnonzero(distance < limit)
-        hit = hit[np.argsort(distance[hit], kind="stable")]
+        if len(hit) > 1:
+            hit = hit[np.argsort(distance[hit], kind="stable")]
         out.append(ObstacleContacts(source.name, source.contact_info(nearest[hit]),
-                                    rows[hit].copy(), nearest[hit, 1].copy(),
+                                    rows[hit], nearest[hit, 1],
                                     float(distance[hit[0]]) if len(hit) else math.inf))
     return tuple(out)
