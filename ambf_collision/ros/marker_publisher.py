@@ -62,8 +62,8 @@ class MarkerPublisher:
         return self.enabled and self._publisher.get_subscription_count() > 0
 
     def publish_other(self, array: MarkerArray) -> None:
-        """Another view's ``MarkerArray`` on the same topic (the clouds: ``ros/cloud_markers.py``;
-        its own namespaces, its own schedule)."""
+        """Another view's ``MarkerArray`` (a message or its serialized bytes) on the same topic
+        (the clouds: ``ros/cloud_markers.py``; its own namespaces, its own schedule)."""
         self._publisher.publish(array)
         self.published += 1
 

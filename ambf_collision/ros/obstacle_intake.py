@@ -102,6 +102,7 @@ class ObstacleIntake:
         self.specs = source_specs(names, self.values)
         self.counts = {n: _Counts() for n in names}
         self._marker_due: dict = {}   # per source: perf_counter() from which markers may go out
+        self._marker_writers: dict = {}   # per source: its CloudMarkerWriter (bytes, NumPy)
         self.subscriptions = []
         for n in names:
             topic = self.values[f"{n}.topic"] or n
@@ -151,17 +152,21 @@ class ObstacleIntake:
         self._offer_markers(source, cloud.stamp)
 
     def _offer_markers(self, source: str, stamp) -> None:
-        """The source's cloud markers (``ros/cloud_markers.py``), at most ``marker_rate`` per
-        second and only while someone subscribes to ``~/markers``."""
+        """The source's cloud markers (``ros/cloud_markers.py``, serialized with NumPy), at most
+        ``marker_rate`` per second and only while someone subscribes to ``~/markers``."""
         markers, now = self.node.markers, time.perf_counter()
         if now < self._marker_due.get(source, 0.0) or not markers.wanted():
             return
         self._marker_due[source] = now + markers.period
-        from ambf_collision.ros.cloud_markers import cloud_markers
+        writer = self._marker_writers.get(source)
+        if writer is None or writer.frame != self.node.world_frame:
+            from ambf_collision.ros.cloud_markers import CloudMarkerWriter
 
+            writer = self._marker_writers[source] = CloudMarkerWriter(source,
+                                                                      self.node.world_frame)
         src = self.node.monitor.obstacles.sources[source]
-        markers.publish_other(cloud_markers(source, src.cloud.point_set.points,
-                                            src.removed_points, self.node.world_frame, stamp))
+        markers.publish_other(writer.serialize(src.cloud.point_set.points, src.removed_points,
+                                               stamp))
 
     def diagnostics(self) -> dict:
         """``{"source NAME": summary}`` per source."""
