@@ -73,8 +73,9 @@ from ambf_collision.geometry.mesh_set import no_meshes  # noqa: E402
 from ambf_collision.geometry.point_query import PointTree, _nearest_entry, shape_bounds  # noqa: E402
 from ambf_collision.geometry.points import point_row  # noqa: E402
 from ambf_collision.geometry.shapes import CONVEX, MESH  # noqa: E402
-from ambf_collision.geometry.point_set import (LEAF_SIZE, BuildScratch, PointSet,  # noqa: E402
-                                               _morton_order, _select, _split_nodes, tree_boxes)
+from ambf_collision.geometry.point_build import (LEAF_SIZE, morton_order,  # noqa: E402
+                                                 select_points, split_nodes, tree_boxes)
+from ambf_collision.geometry.point_set import BuildScratch, PointSet  # noqa: E402
 from ambf_collision.geometry.world_shapes import hull_arrays, shape_row, world_of  # noqa: E402
 from ambf_collision.model import Model  # noqa: E402
 
@@ -196,19 +197,19 @@ def bench_build(name: str, P: np.ndarray, builds: int) -> None:
     scratch = BuildScratch(len(P))
     keep, world, sorted_points, key, key2, idx, idx2, work, boxes = scratch.arrays()
     R, t, o = np.eye(3), np.zeros(3), np.zeros(3)
-    rows = _select(P, R, t, o, 0.0, math.inf, False, keep, world)[0].copy()
-    pts, ix, codes = (a.copy() for a in _morton_order(world, rows, sorted_points, key, key2, idx,
+    rows = select_points(P, R, t, o, 0.0, math.inf, False, keep, world)[0].copy()
+    pts, ix, codes = (a.copy() for a in morton_order(world, rows, sorted_points, key, key2, idx,
                                                       idx2))
-    nodes = _split_nodes(codes, np.int64(LEAF_SIZE), work).copy()
+    nodes = split_nodes(codes, np.int64(LEAF_SIZE), work).copy()
     shuffled = codes[np.random.default_rng(0).permutation(len(codes))]   # the keys unsorted
     lines = [
         ("PointSet(points, radius), kept scratch", lambda: PointSet(P, RADIUS, scratch=scratch)),
         ("PointSet(points, radius), new scratch", lambda: PointSet(P, RADIUS)),
         ("  selection (placed, finite, range)",
-         lambda: _select(P, R, t, o, 0.0, math.inf, False, keep, world)),
+         lambda: select_points(P, R, t, o, 0.0, math.inf, False, keep, world)),
         ("  Morton order (radix sort)",
-         lambda: _morton_order(world, rows, sorted_points, key, key2, idx, idx2)),
-        ("  node splits", lambda: _split_nodes(codes, np.int64(LEAF_SIZE), work)),
+         lambda: morton_order(world, rows, sorted_points, key, key2, idx, idx2)),
+        ("  node splits", lambda: split_nodes(codes, np.int64(LEAF_SIZE), work)),
         ("  node boxes", lambda: tree_boxes(pts, nodes, boxes)),
         ("PointSet with voxel_size 0.01 m", lambda: PointSet(P, RADIUS, voxel_size=0.01, scratch=scratch)),
         ("peer: median-split k-d tree", lambda: median_tree(P, np.int64(LEAF_SIZE))),

@@ -7,7 +7,7 @@ over the cloud (a view, not the data). Published after each cloud, at most ``mar
 second per source and only while someone subscribes (``ros/obstacle_intake.py``).
 
 :func:`cloud_markers` builds the message as rclpy objects: a ``geometry_msgs/Point`` per point,
-6 ms for two markers of 2,000 points and 3 ms more to serialize them (2026-12-08), which at
+6 ms for two markers of 2,000 points and 3 ms more to serialize them (2026-12-07), which at
 20 Hz kept the executor from a 1 kHz joint-state stream long enough to lose states.
 :class:`CloudMarkerWriter` writes the same bytes with NumPy (tens of microseconds): rclpy
 serializes the array once per shape (each marker with no point or one sentinel point), and each
