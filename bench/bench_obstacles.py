@@ -20,21 +20,21 @@ Run after ``make env`` (or with the package importable): ``bench/bench_obstacles
 N] [--evaluations N] [--rounds R]``. Times: median and p99 (single calls, perf_counter_ns); the
 machine is shared, so compare the columns of one run.
 
-Measured 2026-12-07 19:22 UTC (2-CPU VM, idle; defaults):
+Measured 2026-12-07 23:25 UTC (2-CPU VM, idle; defaults); 19:22 UTC in brackets, before the
+build placed the points itself in kept arrays:
 
 | arm | intake, median / p99 | points | evaluation without source | with source | added |
 |---|---|---|---|---|---|
-| demo arm (6 robot shapes) | 3.39 / 4.02 ms | 19,554 kept, 3,908 on the robot | 0.094 / 0.197 ms | 0.258 / 0.422 ms | +164 us |
-| dVRK PSM, hulls (14 hull shapes) | 14.8 / 25.7 ms | 19,394 kept, 4,157 on the robot | 0.067 / 0.161 ms | 2.66 / 4.88 ms | +2,591 us |
+| demo arm (6 robot shapes) | 1.67 / 2.28 ms (3.39 / 4.02) | 19,554 kept, 3,908 on the robot | 0.036 / 0.097 ms | 0.113 / 0.247 ms | +77 us (+164) |
+| dVRK PSM, hulls (14 hull shapes) | 10.7 / 17.3 ms (14.8 / 25.7) | 19,394 kept, 4,157 on the robot | 0.031 / 0.090 ms | 2.01 / 3.77 ms | +1,974 us (+2,591) |
 
 Neither target is met. Where the demo arm's intake goes (medians, a separate timing of the
-parts): decode 0.13 ms, the world transform and the k-d tree 1.48 ms, the self filter 0.20 ms,
-the tree without the robot's points 0.30 ms (``PointSet.subset``: no sort; 1.2 ms when it
-was built again), the evaluation 0.30 ms. Per evaluation on the demo arm the nearest-ball kernel
-takes 40 us, the rest is Python (merging the rows, the joint history). On the PSM's hulls every
-exact point distance scans the hull's faces and, off a face, its edges (``points.hull_local``):
-2 ms a query and 8 ms a self filter; the face planes' bound (``hull_planes``) now prunes the
-points it can (2.9 -> 2.0 ms), and what is left wants the hill-climbing support of issue 36.
+parts): decode 0.08 ms, the build (placed in world, k-d tree) 0.72 ms, the self filter 0.15 ms,
+the tree without the robot's points 0.24 ms (``PointSet.subset``: no sort), the evaluation
+0.21 ms. Per evaluation on the demo arm the nearest-ball kernel takes 26 us (6 us of it its
+arguments), the rest is Python (the rows, the merge, a contact's handling). On the PSM's hulls
+every exact point distance scans the hull's faces and, off a face, its edges
+(``points.hull_local``): 2-4 us a point, 6.6 ms a self filter (2,992 exact evaluations).
 """
 
 from __future__ import annotations

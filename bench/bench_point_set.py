@@ -27,13 +27,14 @@ Times are medians and 99th percentiles of single calls (time.perf_counter_ns); t
 shared (2 cores, other jobs running), so compare the ratios of one run.
 
 Measured 2026-12-07, 16:15 UTC (2 cores shared with a CI run and other sessions; ``--poses 40
---builds 100``):
+--builds 100``); in brackets 23:30 UTC, after the build kept the set's arrays in its scratch
+and sorted codes and rows only:
 
 | | surfaces | volume |
 |---|---|---|
-| build, ``PointSet(points, radius, scratch=kept)``, median / p99 | 1.02 / 1.30 ms | 1.00 / 1.33 ms |
-| build, ``PointSet(points, radius)`` (new scratch), median | 3.27 ms | 0.99 ms |
-| of which the Morton radix sort | 0.64 ms | 0.63 ms |
+| build, ``PointSet(points, radius, scratch=kept)``, median / p99 | 1.02 / 1.30 ms (0.59 / 1.07) | 1.00 / 1.33 ms (0.56 / 0.89) |
+| build, ``PointSet(points, radius)`` (new scratch), median | 3.27 ms (1.81) | 0.99 ms (0.69) |
+| of which the Morton radix sort | 0.64 ms (0.27) | 0.63 ms (0.29) |
 | build with a 1 cm voxel filter (kept scratch) | 1.57 ms | 1.38 ms |
 | peer: median-split k-d tree | 4.76 ms | 5.00 ms |
 | peer: NumPy stable argsort of the keys alone | 1.47 ms | 1.51 ms |
@@ -157,7 +158,7 @@ def median_tree(P, leaf):
         nodes[i - 1, 0], nodes[i - 1, 1] = used, 0
         used += 2
     nodes = nodes[:used]
-    return pts, idx, nodes, tree_boxes(pts, nodes)
+    return pts, idx, nodes, tree_boxes(pts, nodes, np.empty((nodes.shape[0], 6)))
 
 
 # ------------------------------------------------------------------ peer: brute-force scan
