@@ -24,6 +24,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from ambf_collision.monitor.obstacle_sources import ObstacleSources, SourceSpec
 from ambf_collision.monitor.scene import load_scene
 from ambf_collision.ros.convert import (ContactArraySerializer, ContactArrayWriter,
                                        ProbeArraySerializer, ProbeArrayWriter)
@@ -107,6 +110,7 @@ def load_node_scene(params: dict, world_frame: str) -> PreparedScene:
 def warm_up(scene, world_frame: str, marker_cache: dict) -> None:
     """Call every compiled function the node calls per cycle, once, on a private ``Data`` of
     ``scene``: its evaluation (discrete and continuous), probes and markers (with a contact at least),
+    and the point-cloud path,
     so that none is first compiled or first touched on the executor. The package's install step
     runs it on the demo scene to compile them all (``ros/compile_kernels.py``); the types of the
     calls, and so the compiled functions, are the same for every scene. ``marker_cache``: the
@@ -124,6 +128,20 @@ def warm_up(scene, world_frame: str, marker_cache: dict) -> None:
             closest = model.evaluate(
                 data, report_distance=math.nextafter(result.min_distance, math.inf))
             build_markers(model, closest, probe_result, world_frame, 0.0, cache=marker_cache)
+        _warm_obstacles(model, data)
+
+
+def _warm_obstacles(model, data) -> None:
+    """The point-cloud kernels (``monitor/obstacle_sources.py``: the build, the self filter, the
+    tree without the robot's points, the nearest balls) on a small cloud: the body origins, and
+    the same 10 m away; their types are those of every cloud."""
+    sources = ObstacleSources(model, [SourceSpec("warm_up", source_timeout=0.0)], started=0.0)
+    sources.evaluated(0.0, data.q, data.file_R, data.file_t)
+    points = np.concatenate([data.body_t, data.body_t + 10.0])
+    sources.on_cloud("warm_up", points, (np.eye(3), np.zeros(3)), 0.0)
+    point_set = sources.sources["warm_up"].cloud.point_set
+    point_set.subset(np.arange(len(point_set)) % 2 == 0)   # whether or not the filter removed any
+    model.evaluate_obstacles(data, sources.fresh(0.0), 0.05)
 
 
 def _lower_priority() -> None:
