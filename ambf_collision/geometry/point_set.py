@@ -63,7 +63,7 @@ import numpy as np
 from ambf_collision.geometry.point_build import (GRID_BITS, LEAF_SIZE, build_arrays,
                                                   subset_arrays)
 
-__all__ = ["LEAF_SIZE", "BuildScratch", "PointSet", "checked_length"]
+__all__ = ["LEAF_SIZE", "BuildScratch", "PointSet", "checked_array", "checked_length"]
 
 
 class BuildScratch:
@@ -159,9 +159,10 @@ class PointSet:
         if lo > hi:
             raise ValueError(f"PointSet: min_range {lo} > max_range {hi}")
         use_range = origin is not None
-        o = _finite_array(np.zeros(3) if origin is None else origin, (3,), "origin")
+        o = checked_array("PointSet", "origin", np.zeros(3) if origin is None else origin, (3,))
         R, t = (np.eye(3), np.zeros(3)) if pose is None else pose
-        R, t = _finite_array(R, (3, 3), "pose rotation"), _finite_array(t, (3,), "pose translation")
+        R = checked_array("PointSet", "pose rotation", R, (3, 3), unit="")
+        t = checked_array("PointSet", "pose translation", t, (3,))
         if scratch is None:
             scratch = BuildScratch()
         scratch.claim(len(P), self)
@@ -219,10 +220,13 @@ class PointSet:
         return self.points, self.index, self.nodes, self.boxes
 
 
-def _finite_array(value, shape: tuple, name: str) -> np.ndarray:
-    """``value`` as a float64 array of ``shape``, all finite, else ValueError naming ``name``."""
-    a = np.asarray(value, dtype=np.float64)
+def checked_array(owner: str, name: str, value, shape: tuple, unit: str = "m") -> np.ndarray:
+    """``value`` as a C-contiguous float64 array of ``shape`` (the layout the kernels are
+    compiled for), every entry finite, else ValueError naming ``owner`` and the key ``name``
+    (``unit``: the entries' unit for the message, '' for none)."""
+    a = np.ascontiguousarray(value, dtype=np.float64)
     if a.shape != shape or not np.all(np.isfinite(a)):
-        raise ValueError(f"PointSet: {name} must be {'x'.join(map(str, shape))} finite numbers "
-                         f"(m), got {value!r}")
+        dims = "x".join(map(str, shape))
+        raise ValueError(f"{owner}: {name} must be {dims} finite numbers"
+                         f"{f' ({unit})' if unit else ''}, got {value!r}")
     return a

@@ -34,7 +34,8 @@ import numpy as np
 from numba import njit
 
 from ambf_collision.geometry.point_query import PointTree, nearest_ball
-from ambf_collision.geometry.point_set import BuildScratch, PointSet, checked_length
+from ambf_collision.geometry.point_set import (BuildScratch, PointSet, checked_array,
+                                                checked_length)
 from ambf_collision.model.contact_rows import contact_row_width
 from ambf_collision.model.evaluate_kernel import data_tables, model_tables
 from ambf_collision.model.names import name_matches
@@ -175,10 +176,9 @@ class ObstacleSource:
         in world), applied in the compiled build. NaN points are dropped and counted
         (``PointSet``); ``scratch`` as there."""
         R, t = (np.eye(3), np.zeros(3)) if sensor_pose is None else sensor_pose
-        R = np.ascontiguousarray(R, dtype=np.float64).reshape(3, 3)
-        t = np.ascontiguousarray(t, dtype=np.float64).reshape(3)
-        if not (np.all(np.isfinite(R)) and np.all(np.isfinite(t))):
-            raise ValueError(f"obstacle source {self.name!r}: sensor pose must be finite")
+        owner = f"obstacle source {self.name!r}"
+        R = checked_array(owner, "sensor pose rotation", np.reshape(R, (3, 3)), (3, 3), unit="")
+        t = checked_array(owner, "sensor pose translation", np.reshape(t, 3), (3,))
         P = np.asarray(points, dtype=np.float64)
         if P.ndim != 2 or P.shape[1] != 3:
             raise ValueError(f"obstacle source {self.name!r}: points must be an (N, 3) array, "

@@ -161,3 +161,12 @@ def test_bad_sources_are_refused_with_the_key(kwargs, match):
     args = dict(name="cam") | kwargs
     with pytest.raises(ValueError, match=match):
         ObstacleSource(m, **args)
+
+
+@pytest.mark.parametrize("pose, match", [
+    ((np.full((3, 3), np.nan), np.zeros(3)), "'cam': sensor pose rotation must be 3x3 finite"),
+    ((np.eye(3), [0.0, math.inf, 0.0]), "'cam': sensor pose translation must be 3 finite")])
+def test_a_non_finite_sensor_pose_is_refused_naming_the_source_and_the_key(pose, match):
+    source = ObstacleSource(Model.from_files([DEMO_ARM]), "cam")
+    with pytest.raises(ValueError, match=match):
+        source.cloud(np.zeros((2, 3)), sensor_pose=pose)
