@@ -108,7 +108,7 @@ _SPREAD = np.array([_spread(x) for x in range(1 << _AXIS_BITS)], dtype=np.int64)
 def morton_order(world, rows, points, key, key2, idx, idx2):
     """The rows ``rows`` of ``world`` sorted by their Morton code on a grid of
     ``2^_AXIS_BITS`` cubes a side over their bounding box (LSD radix sort of the codes with
-    their rows, ``_AXIS_BITS`` bits a pass; stable), then the points gathered once in that
+    their rows, ``_PASS_BITS`` bits a pass; stable), then the points gathered once in that
     order: ``(points (n,3), index (n,), codes (n,))``, views of the scratch arrays ``points``
     (>= n, 3), ``key, key2, idx, idx2`` (>= n,), whose first n rows it overwrites."""
     n = rows.shape[0]
@@ -223,8 +223,8 @@ def build_arrays(points, R, t, origin, min_range, max_range, use_range, voxel, l
     n_nonfinite, n_out_of_range, n_selected, bad_axis)``, the first five views of the scratch
     (``codes``: the points' Morton codes, for :func:`subset_arrays`); ``bad_axis`` > 0 names
     the axis (1-based) the voxel grid spans too many cells of."""
-    rows, nonfinite, outside = select_points(points, R, t, origin, min_range, max_range, use_range,
-                                       keep, world)
+    rows, nonfinite, outside = select_points(points, R, t, origin, min_range, max_range,
+                                             use_range, keep, world)
     selected = rows.shape[0]
     bad = 0
     if voxel > 0.0:

@@ -113,10 +113,10 @@ class BuildScratch:
     def claim(self, n: int, point_set: "PointSet") -> None:
         """Make room for ``n`` points and give the arrays to ``point_set``: the set built here
         before keeps copies of its arrays if it is still referenced (class docstring)."""
+        self.reserve(n)   # when it grows, the set built before keeps the old arrays: no copy
         previous = self._owner() if self._owner is not None else None
         if previous is not None and previous is not point_set:
             previous._own_arrays()
-        self.reserve(n)
         self._owner = weakref.ref(point_set)
 
 
